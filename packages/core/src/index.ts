@@ -1,0 +1,33 @@
+export { sign, verifySignature, type RawBody, type VerifyResult } from './signature.js';
+export {
+  EVENT_NAMES,
+  isPaymentEventName,
+  paymentEventSchema,
+  type PaymentEvent,
+  type PaymentEventName,
+} from './event-schema.js';
+export { createEventRouter, type EventHandler, type EventRouter, type HandlerContext } from './event-router.js';
+export {
+  createReceiver,
+  defaultDedupeKey,
+  SERVICE_TIMEOUT_MS,
+  SIGNATURE_HEADER,
+  type DeliveryOutcome,
+  type DeliveryReport,
+  type ErrorHandler,
+  type Logger,
+  type RawDelivery,
+  type Receiver,
+  type ReceiverOptions,
+  type ReceiverResult,
+} from './receiver.js';
+export { NonRetriableError } from './errors.js';
+export { memoryStore, type MemoryStoreOptions } from './memory-store.js';
+export {
+  DEFAULT_RETENTION_MS,
+  type ClaimResult,
+  type CompleteOptions,
+  type Outcome,
+  type Store,
+  type StoreRecord,
+} from './store.js';

@@ -1,0 +1,96 @@
+import { LRUCache } from 'lru-cache';
+import type { ClaimResult, CompleteOptions, Store, StoreRecord } from './store.js';
+
+export interface MemoryStoreOptions {
+  /** Most keys kept; the least recently used go first. Default 100,000. */
+  max?: number;
+  /** How long done records are kept. Default 24 hours: longer than any retry schedule, short enough for one process. */
+  retentionMs?: number;
+  /** Clock, for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+type Entry =
+  | { state: 'claimed'; attempt: number; token: string; until: number }
+  | { state: 'released'; attempt: number; until: number }
+  | { state: 'done'; attempt: number; outcome: 'ok' | 'failed'; completedAt: number; until: number };
+
+/**
+ * The default store: one process, bounded by an LRU. Use a shared store (Redis, Postgres)
+ * when more than one process receives deliveries.
+ *
+ * @example
+ * const receiver = createReceiver({ secret, store: memoryStore({ max: 50_000 }) });
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): Store {
+  const retentionMs = options.retentionMs ?? 24 * 60 * 60 * 1000;
+  const now = options.now ?? Date.now;
+  const cache = new LRUCache<string, Entry>({ max: options.max ?? 100_000 });
+
+  // An entry past its `until` is as good as absent; the attempt count survives only while it lives.
+  const live = (key: string, t: number): Entry | undefined => {
+    const e = cache.get(key);
+    return e && e.until > t ? e : undefined;
+  };
+  const held = (key: string, token: string, t: number) => {
+    const e = live(key, t);
+    return e?.state === 'claimed' && e.token === token ? e : undefined;
+  };
+
+  return {
+    async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+      const t = now();
+      const e = cache.get(key);
+      if (e?.state === 'done' && e.until > t) {
+        return { status: 'done', outcome: e.outcome, completedAt: e.completedAt };
+      }
+      if (e?.state === 'claimed' && e.until > t) return { status: 'in-progress', leaseExpiresAt: e.until };
+      // A released or expired claim keeps its attempt count: the next run is a redelivery.
+      const attempt = e && e.state !== 'done' ? e.attempt + 1 : 1;
+      const token = crypto.randomUUID();
+      cache.set(key, { state: 'claimed', attempt, token, until: t + leaseMs });
+      return { status: 'claimed', token, attempt };
+    },
+    async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
+      const t = now();
+      const e = held(key, token, t);
+      if (!e) return false;
+      cache.set(key, {
+        state: 'done',
+        attempt: e.attempt,
+        outcome: opts.outcome ?? 'ok',
+        completedAt: t,
+        until: t + (opts.ttlMs ?? retentionMs),
+      });
+      return true;
+    },
+    async release(key: string, token: string): Promise<boolean> {
+      const t = now();
+      const e = held(key, token, t);
+      if (!e) return false;
+      cache.set(key, { state: 'released', attempt: e.attempt, until: t + retentionMs });
+      return true;
+    },
+    async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
+      const t = now();
+      const e = held(key, token, t);
+      if (!e) return false;
+      e.until = t + leaseMs;
+      return true;
+    },
+    async get(key: string): Promise<StoreRecord | undefined> {
+      const t = now();
+      const e = cache.get(key);
+      if (!e) return undefined;
+      if (e.state === 'done') {
+        return e.until > t
+          ? { state: 'done', attempt: e.attempt, outcome: e.outcome, completedAt: e.completedAt }
+          : undefined;
+      }
+      if (e.state === 'claimed' && e.until > t) {
+        return { state: 'claimed', attempt: e.attempt, leaseExpiresAt: e.until };
+      }
+      return { state: 'released', attempt: e.attempt };
+    },
+  };
+}

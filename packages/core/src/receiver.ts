@@ -1,0 +1,369 @@
+import secureJson from 'secure-json-parse';
+import { NonRetriableError } from './errors.js';
+import { createEventRouter, type EventHandler, type EventRouter, type HandlerContext } from './event-router.js';
+import { isPaymentEventName, paymentEventSchema, type PaymentEvent, type PaymentEventName } from './event-schema.js';
+import { memoryStore } from './memory-store.js';
+import { verifySignature, type RawBody } from './signature.js';
+import type { Store } from './store.js';
+
+/** The header the service signs with; HTTP header names are case-insensitive. */
+export const SIGNATURE_HEADER = 'x-service-signature';
+/** The service counts a delivery as failed when no 2xx comes within this many milliseconds. */
+export const SERVICE_TIMEOUT_MS = 10_000;
+
+export interface Logger {
+  info(message: string, fields: DeliveryReport): void;
+  warn(message: string, fields: DeliveryReport): void;
+  error(message: string, fields: DeliveryReport): void;
+}
+
+export interface ReceiverOptions {
+  /** The webhook secret, or several during a rotation (the first that matches wins). */
+  secret: string | readonly string[];
+  /** Where claims and done records live. Default: `memoryStore()`, one process only. */
+  store?: Store;
+  /** Answer within this many milliseconds whatever the handler does. Default 8000; must be below 10000. */
+  budgetMs?: number;
+  /** Largest body accepted, in bytes. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** What makes two deliveries the same. Default: mode + reference + event. */
+  dedupeKey?: (event: PaymentEvent) => string;
+  /** How long a claim holds before another process may take it over. Default 30 s, inside the service's first 1-minute retry gap. */
+  leaseMs?: number;
+  /** How long done records are kept. Default: the store's retention. */
+  retentionMs?: number;
+  /** Where every outcome is reported. Default: warnings and errors to the console. */
+  logger?: Partial<Logger>;
+}
+
+/** What the pipeline needs of a delivery, whatever the framework. */
+export interface RawDelivery {
+  method: string;
+  /** The `X-Service-Signature` header as the framework gives it (a string, a list, or absent). */
+  signature: unknown;
+  /** The untouched body bytes. */
+  body: RawBody;
+}
+
+export type DeliveryOutcome =
+  | 'processed' // 200: handlers ran
+  | 'duplicate' // 200: done before, nothing ran
+  | 'ignored' // 200: no handler for this event, or an event name the service does not define
+  | 'rejected' // 200: a handler threw NonRetriableError; marked done, not retried
+  | 'accepted' // 202: the budget ran out; the handler goes on and its outcome is recorded
+  | 'malformed' // 400: signed, but not a valid payload
+  | 'unauthorized' // 401: signature missing or wrong
+  | 'method-not-allowed' // 405
+  | 'in-progress' // 409: another delivery of the same event is running; the service retries later
+  | 'too-large' // 413
+  | 'failed' // 500: a handler threw; the claim is released so the retry runs it again
+  | 'body-unavailable' // 500: something read the body before payhook; fix the mounting
+  | 'store-unavailable'; // 503: the store could not be reached; the service retries
+
+export interface DeliveryReport {
+  outcome: DeliveryOutcome;
+  status: number;
+  reference?: string;
+  event?: string;
+  dedupeKey?: string;
+  /** Set on errors: what went wrong, for logs only (never sent back to the service). */
+  error?: unknown;
+  /** True for outcomes reported after the response was sent (a handler that finished after a 202). */
+  late?: boolean;
+}
+
+export interface ReceiverResult {
+  status: number;
+  headers: Record<string, string>;
+  /** A short JSON body naming the outcome; never internal error text. */
+  body: string;
+  report: DeliveryReport;
+}
+
+export type ErrorHandler = (error: unknown, report: DeliveryReport) => void;
+
+export interface Receiver {
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>): Receiver;
+  onAny(handler: EventHandler): Receiver;
+  /** Called for every failure: handler errors (also after a 202), rejected events, store errors. */
+  onError(handler: ErrorHandler): Receiver;
+  /** The web-standard entry: Hono, Next's App Router, Bun, Deno, workers. */
+  handle(request: Request): Promise<Response>;
+  /** The pipeline on an already-read body; adapters and the Node bridge call this. */
+  process(delivery: RawDelivery): Promise<ReceiverResult>;
+  /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
+  dispatch(event: PaymentEvent, options?: { source?: HandlerContext['source'] }): Promise<DeliveryReport>;
+  /** Build the answer for a failure found before the pipeline (oversized body, body already read). */
+  reject(outcome: 'too-large' | 'body-unavailable' | 'malformed', error?: unknown): ReceiverResult;
+  readonly store: Store;
+  readonly maxBodyBytes: number;
+  readonly dedupeKey: (event: PaymentEvent) => string;
+}
+
+const STATUS: Record<DeliveryOutcome, number> = {
+  processed: 200,
+  duplicate: 200,
+  ignored: 200,
+  rejected: 200,
+  accepted: 202,
+  malformed: 400,
+  unauthorized: 401,
+  'method-not-allowed': 405,
+  'in-progress': 409,
+  'too-large': 413,
+  failed: 500,
+  'body-unavailable': 500,
+  'store-unavailable': 503,
+};
+
+const BODY_UNAVAILABLE =
+  '[@payhook/core] the request body was already read before payhook saw it, so its signature cannot be checked. ' +
+  'Give the receiver the untouched request: mount it before any body parser.';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const defaultLogger: Logger = {
+  info() {},
+  warn: (message, fields) => console.warn(message, fields),
+  error: (message, fields) => console.error(message, fields),
+};
+
+/** The default dedupe key. Not the reference alone: one transaction emits success, then refunding, then refunded. */
+export const defaultDedupeKey = (event: PaymentEvent): string => `${event.mode}:${event.reference}:${event.event}`;
+
+/**
+ * Create the receiver: verify on raw bytes, parse, deduplicate through the store, route to typed
+ * handlers, and answer within the budget whatever the handlers do.
+ *
+ * @example
+ * const receiver = createReceiver({ secret: process.env.PAYHOOK_WEBHOOK_SECRET! })
+ *   .on('payment.success', async (event, ctx) => {
+ *     await orders.markPaid(event.merchantReference, ctx.reference);
+ *   });
+ * export const POST = (request: Request) => receiver.handle(request);
+ */
+export function createReceiver(options: ReceiverOptions): Receiver {
+  const secrets = checkSecrets(options.secret);
+  const budgetMs = options.budgetMs ?? 8_000;
+  if (!(budgetMs > 0 && budgetMs < SERVICE_TIMEOUT_MS)) {
+    throw new RangeError(
+      `[@payhook/core] budgetMs must be above 0 and below ${SERVICE_TIMEOUT_MS} (the service's timeout); got ${budgetMs}. Leave it unset for 8000.`,
+    );
+  }
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!(leaseMs > budgetMs)) {
+    throw new RangeError(`[@payhook/core] leaseMs (${leaseMs}) must be longer than budgetMs (${budgetMs}).`);
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  if (!(Number.isInteger(maxBodyBytes) && maxBodyBytes > 0)) {
+    throw new RangeError(`[@payhook/core] maxBodyBytes must be a positive whole number of bytes; got ${maxBodyBytes}.`);
+  }
+  const store = options.store ?? memoryStore();
+  const dedupeKey = options.dedupeKey ?? defaultDedupeKey;
+  const logger: Logger = { ...defaultLogger, ...options.logger };
+  const router: EventRouter = createEventRouter();
+  const errorHandlers: ErrorHandler[] = [];
+
+  function report(r: DeliveryReport): DeliveryReport {
+    const message = `[@payhook/core] ${r.late ? 'late outcome' : 'delivery'} ${r.outcome} (${r.status})`;
+    if (r.error !== undefined) {
+      logger.error(message, r);
+      for (const h of errorHandlers) {
+        try {
+          h(r.error, r);
+        } catch (e) {
+          logger.error('[@payhook/core] an onError handler threw', { ...r, error: e });
+        }
+      }
+    } else if (r.status >= 400) logger.warn(message, r);
+    else logger.info(message, r);
+    return r;
+  }
+
+  function result(outcome: DeliveryOutcome, fields: Omit<DeliveryReport, 'outcome' | 'status'> = {}): ReceiverResult {
+    const status = STATUS[outcome];
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (status === 405) headers.allow = 'POST';
+    // Stop reading an oversized upload rather than drain it.
+    if (status === 413) headers.connection = 'close';
+    return { status, headers, body: `{"outcome":"${outcome}"}`, report: report({ outcome, status, ...fields }) };
+  }
+
+  /** Run the handlers of a claimed event and record what happened; resolves when they are done. */
+  async function run(event: PaymentEvent, ctx: HandlerContext, token: string): Promise<DeliveryReport> {
+    const fields = { reference: event.reference, event: event.event, dedupeKey: ctx.dedupeKey };
+    try {
+      await router.dispatch(event, ctx);
+    } catch (error) {
+      if (error instanceof NonRetriableError) {
+        await store.complete(ctx.dedupeKey, token, { outcome: 'failed', ttlMs: options.retentionMs }).catch((e) => {
+          logger.error('[@payhook/core] could not record a rejected event as done; it may run again', { ...fields, outcome: 'rejected', status: 200, error: e });
+        });
+        return { outcome: 'rejected', status: 200, ...fields, error };
+      }
+      await store.release(ctx.dedupeKey, token).catch(() => {
+        // The lease runs out by itself; the retry then takes the claim over.
+      });
+      return { outcome: 'failed', status: 500, ...fields, error };
+    }
+    try {
+      const held = await store.complete(ctx.dedupeKey, token, { outcome: 'ok', ttlMs: options.retentionMs });
+      if (!held) {
+        const error = new Error(
+          `[@payhook/core] the claim on ${ctx.dedupeKey} expired before its handler finished, so another delivery may have run it too. Raise leaseMs above your slowest handler.`,
+        );
+        return { outcome: 'processed', status: 200, ...fields, error };
+      }
+    } catch (error) {
+      // The handlers ran; answering 200 avoids a certain second run, at the risk of one if a duplicate comes later.
+      return { outcome: 'processed', status: 200, ...fields, error };
+    }
+    return { outcome: 'processed', status: 200, ...fields };
+  }
+
+  async function claimAndRun(
+    event: PaymentEvent,
+    secretIndex: number | null,
+    source: HandlerContext['source'],
+    budget: number,
+  ): Promise<DeliveryReport> {
+    const key = dedupeKey(event);
+    const fields = { reference: event.reference, event: event.event, dedupeKey: key };
+    if (!isPaymentEventName(event.event) || !router.handles(event.event)) {
+      return { outcome: 'ignored', status: 200, ...fields };
+    }
+    let claim;
+    try {
+      claim = await store.claim(key, leaseMs);
+    } catch (error) {
+      return { outcome: 'store-unavailable', status: 503, ...fields, error };
+    }
+    if (claim.status === 'done') return { outcome: 'duplicate', status: 200, ...fields };
+    if (claim.status === 'in-progress') return { outcome: 'in-progress', status: 409, ...fields };
+    const { token, attempt } = claim;
+    const ctx: HandlerContext = { reference: event.reference, dedupeKey: key, secretIndex, redelivery: attempt > 1, attempt, source };
+    const running = run(event, ctx, token);
+    if (budget === Infinity) return running;
+
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<'late'>((resolve) => {
+      timer = setTimeout(resolve, budget, 'late');
+    });
+    const first = await Promise.race([running, deadline]);
+    clearTimeout(timer);
+    if (first !== 'late') return first;
+
+    // Past the budget: answer 202 now, keep the claim alive while the handler runs, report its outcome later.
+    const extend = () => store.extend(key, token, leaseMs).catch(() => false);
+    void extend();
+    const keepAlive = setInterval(extend, Math.max(1, Math.floor(leaseMs / 3)));
+    keepAlive.unref?.();
+    void running.then((late) => {
+      clearInterval(keepAlive);
+      report({ ...late, late: true });
+    });
+    return { outcome: 'accepted', status: 202, ...fields };
+  }
+
+  async function process(delivery: RawDelivery): Promise<ReceiverResult> {
+    if (delivery.method.toUpperCase() !== 'POST') return result('method-not-allowed');
+    const { body } = delivery;
+    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    if (size > maxBodyBytes) return result('too-large');
+
+    const verified = verifySignature(body, delivery.signature, secrets);
+    if (!verified.ok) return result('unauthorized');
+
+    let event: PaymentEvent;
+    try {
+      const text = typeof body === 'string' ? body : utf8.decode(body);
+      const parsed = paymentEventSchema.safeParse(
+        secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }),
+      );
+      if (!parsed.success) return result('malformed', { error: parsed.error });
+      event = parsed.data as PaymentEvent;
+    } catch (error) {
+      return result('malformed', { error });
+    }
+    const r = await claimAndRun(event, verified.secretIndex, 'webhook', budgetMs);
+    const { outcome, ...fields } = r;
+    return result(outcome, fields);
+  }
+
+  const receiver: Receiver = {
+    on(event, handler) {
+      router.on(event, handler);
+      return receiver;
+    },
+    onAny(handler) {
+      router.onAny(handler);
+      return receiver;
+    },
+    onError(handler) {
+      errorHandlers.push(handler);
+      return receiver;
+    },
+    process,
+    async handle(request) {
+      const r = await handleRequest(request);
+      return new Response(r.body, { status: r.status, headers: r.headers });
+    },
+    async dispatch(event, opts = {}) {
+      return report(await claimAndRun(event, null, opts.source ?? 'reconcile', Infinity));
+    },
+    reject(outcome, error) {
+      return result(outcome, error === undefined ? {} : { error });
+    },
+    store,
+    maxBodyBytes,
+    dedupeKey,
+  };
+
+  async function handleRequest(request: Request): Promise<ReceiverResult> {
+    if (request.method.toUpperCase() !== 'POST') return result('method-not-allowed');
+    if (request.bodyUsed) return result('body-unavailable', { error: new Error(BODY_UNAVAILABLE) });
+    const read = await readLimited(request, maxBodyBytes);
+    if (read === 'too-large') return result('too-large');
+    return process({ method: request.method, signature: request.headers.get(SIGNATURE_HEADER) ?? undefined, body: read });
+  }
+
+  return receiver;
+}
+
+function checkSecrets(secret: string | readonly string[]): readonly string[] {
+  const list = typeof secret === 'string' ? [secret] : secret;
+  if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new TypeError(
+      '[@payhook/core] `secret` must be the webhook secret (a non-empty string) or a non-empty list of them; set it from your dashboard\'s webhook secret.',
+    );
+  }
+  return list;
+}
+
+/** Read a web request body, counting bytes as they come: Content-Length may be absent or lie. */
+async function readLimited(request: Request, max: number): Promise<Uint8Array | 'too-large'> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > max) return 'too-large';
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      return 'too-large';
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,53 @@
+/**
+ * The store contract: how the receiver claims a delivery so that each event runs once,
+ * even when duplicates land at the same time on several processes.
+ *
+ * A key moves through three states: absent (or released) → claimed (a lease with a token)
+ * → done. Only the holder of the token may complete, release or extend a claim; a lease
+ * that expires may be taken over by the next claim, and from then on the old token is
+ * fenced off: its late `complete` changes nothing.
+ *
+ * @example
+ * const r = await store.claim('sandbox:ref_1:payment.success', 30_000);
+ * if (r.status === 'claimed') {
+ *   await runHandler();
+ *   await store.complete(key, r.token, { outcome: 'ok' });
+ * }
+ */
+export interface Store {
+  /** Atomically claim `key` for `leaseMs`, or say who has it. */
+  claim(key: string, leaseMs: number): Promise<ClaimResult>;
+  /** Mark the claim done for `ttlMs` (the store's retention when omitted). False if the token no longer holds the claim. */
+  complete(key: string, token: string, options?: CompleteOptions): Promise<boolean>;
+  /** Give the claim up so that the next delivery runs the handler again. False if the token no longer holds it. */
+  release(key: string, token: string): Promise<boolean>;
+  /** Push the lease's end to now + `leaseMs`. False if the token no longer holds the claim. */
+  extend(key: string, token: string, leaseMs: number): Promise<boolean>;
+  /** Read a key's record without changing it, for tests, dashboards and the reconciler. */
+  get(key: string): Promise<StoreRecord | undefined>;
+  /** Free connections or timers, if the store holds any. */
+  close?(): Promise<void>;
+}
+
+/** `ok`: the handlers ran to the end. `failed`: a handler threw `NonRetriableError`; it is not run again. */
+export type Outcome = 'ok' | 'failed';
+
+export interface CompleteOptions {
+  /** How long the done record is kept. Defaults to the store's retention. */
+  ttlMs?: number;
+  outcome?: Outcome;
+}
+
+export type ClaimResult =
+  /** `attempt` counts claims of this key: 1 the first time, more after a release or an expired lease. */
+  | { status: 'claimed'; token: string; attempt: number }
+  | { status: 'in-progress'; leaseExpiresAt: number }
+  | { status: 'done'; outcome: Outcome; completedAt: number };
+
+export type StoreRecord =
+  | { state: 'claimed'; attempt: number; leaseExpiresAt: number }
+  | { state: 'released'; attempt: number }
+  | { state: 'done'; attempt: number; outcome: Outcome; completedAt: number };
+
+/** Thirty days: the signature carries no timestamp, so an old delivery can be replayed long after its retries end. */
+export const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '@payhook/core';
+
+export interface StoreUnderTest {
+  /** A store on the backend; called more than once when `shared` is true, each call a new client. */
+  make(): Promise<Store> | Store;
+  /** True when stores made by separate `make()` calls see the same keys (Redis, Postgres). */
+  shared: boolean;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The store contract, written once and run unchanged against every store. Keys are unique per
+ * run, so a durable backend needs no clean-up between runs.
+ */
+export function storeConformance(name: string, subject: StoreUnderTest): void {
+  describe(`store conformance: ${name}`, () => {
+    let store: Store;
+    const opened: Store[] = [];
+    const open = async () => {
+      const s = await subject.make();
+      opened.push(s);
+      return s;
+    };
+    const run = randomUUID().slice(0, 8);
+    let n = 0;
+    const key = () => `conf-${run}:ref_${++n}:payment.success`;
+
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      for (const s of opened) await s.close?.();
+    });
+
+    it('claims a new key, then reports it in progress', async () => {
+      const k = key();
+      const first = await store.claim(k, 5_000);
+      expect(first).toMatchObject({ status: 'claimed', attempt: 1 });
+      const second = await store.claim(k, 5_000);
+      expect(second.status).toBe('in-progress');
+      expect(await store.get(k)).toMatchObject({ state: 'claimed', attempt: 1 });
+    });
+
+    it('reports done after complete, with the outcome', async () => {
+      const ok = key();
+      const c = await store.claim(ok, 5_000);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.complete(ok, c.token, { outcome: 'ok' })).toBe(true);
+      expect(await store.claim(ok, 5_000)).toMatchObject({ status: 'done', outcome: 'ok' });
+      expect(await store.get(ok)).toMatchObject({ state: 'done', outcome: 'ok', attempt: 1 });
+
+      const failed = key();
+      const f = await store.claim(failed, 5_000);
+      if (f.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.complete(failed, f.token, { outcome: 'failed' })).toBe(true);
+      expect(await store.claim(failed, 5_000)).toMatchObject({ status: 'done', outcome: 'failed' });
+    });
+
+    it('lets the next claim run again after a release, counting the attempt', async () => {
+      const k = key();
+      const c = await store.claim(k, 5_000);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.release(k, c.token)).toBe(true);
+      expect(await store.get(k)).toMatchObject({ state: 'released', attempt: 1 });
+      expect(await store.claim(k, 5_000)).toMatchObject({ status: 'claimed', attempt: 2 });
+    });
+
+    it('acts only for the token that holds the claim', async () => {
+      const k = key();
+      const c = await store.claim(k, 5_000);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      const wrong = randomUUID();
+      expect(await store.complete(k, wrong)).toBe(false);
+      expect(await store.release(k, wrong)).toBe(false);
+      expect(await store.extend(k, wrong, 5_000)).toBe(false);
+      expect((await store.claim(k, 5_000)).status).toBe('in-progress');
+      expect(await store.complete(k, c.token)).toBe(true);
+      // A done record cannot be released or extended, not even by its own token.
+      expect(await store.release(k, c.token)).toBe(false);
+      expect(await store.extend(k, c.token, 5_000)).toBe(false);
+      expect((await store.claim(k, 5_000)).status).toBe('done');
+      expect(await store.complete('never-claimed-' + k, c.token)).toBe(false);
+    });
+
+    it('lets a claim be taken over once its lease expires, and fences the old token', async () => {
+      const k = key();
+      const old = await store.claim(k, 150);
+      if (old.status !== 'claimed') throw new Error('expected a claim');
+      await sleep(300);
+      const next = await store.claim(k, 5_000);
+      expect(next).toMatchObject({ status: 'claimed', attempt: 2 });
+      if (next.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.complete(k, old.token)).toBe(false);
+      expect(await store.extend(k, old.token, 5_000)).toBe(false);
+      expect(await store.release(k, old.token)).toBe(false);
+      expect(await store.get(k)).toMatchObject({ state: 'claimed', attempt: 2 });
+      expect(await store.complete(k, next.token)).toBe(true);
+      expect((await store.claim(k, 5_000)).status).toBe('done');
+    });
+
+    it('keeps a claim alive while it is extended', async () => {
+      const k = key();
+      const c = await store.claim(k, 300);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      await sleep(150);
+      expect(await store.extend(k, c.token, 1_000)).toBe(true);
+      await sleep(300);
+      expect((await store.claim(k, 5_000)).status).toBe('in-progress');
+      expect(await store.complete(k, c.token)).toBe(true);
+    });
+
+    it('forgets a done record after its retention', async () => {
+      const k = key();
+      const c = await store.claim(k, 5_000);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.complete(k, c.token, { ttlMs: 200 })).toBe(true);
+      expect((await store.claim(k, 5_000)).status).toBe('done');
+      await sleep(400);
+      expect(await store.get(k)).toBeUndefined();
+      expect(await store.claim(k, 5_000)).toMatchObject({ status: 'claimed', attempt: 1 });
+    });
+
+    it('gives exactly one claim to 50 concurrent claims of one key', async () => {
+      const k = key();
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.claim(k, 5_000)));
+      expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1);
+      expect(results.filter((r) => r.status === 'in-progress')).toHaveLength(49);
+    });
+
+    it('keeps keys apart, whatever characters they hold', async () => {
+      const keys = [key() + ':ü€', key() + ' {tag}', key() + '%_*'];
+      for (const k of keys) expect((await store.claim(k, 5_000)).status).toBe('claimed');
+      for (const k of keys) expect((await store.claim(k, 5_000)).status).toBe('in-progress');
+    });
+
+    // Only a shared backend can be reached by several clients; the memory store lives in one.
+    if (subject.shared) it('gives exactly one claim across several clients of one backend', async () => {
+      const clients = await Promise.all([open(), open(), open(), open()]);
+      for (let round = 0; round < 20; round++) {
+        const k = key();
+        const results = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => clients[i % clients.length]!.claim(k, 5_000)),
+        );
+        expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1);
+      }
+    });
+  });
+}
