@@ -11,6 +11,8 @@ export interface HandlerContext {
   redelivery: boolean;
   /** 1 on the first run, then one more for each earlier unfinished run. */
   attempt: number;
+  /** The store's token for this claim: stores that commit a handler's effect with the done record fence on it. */
+  claimToken: string;
   /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
   source: 'webhook' | 'reconcile';
 }

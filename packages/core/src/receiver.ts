@@ -232,23 +232,43 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     if (!isPaymentEventName(event.event) || !router.handles(event.event)) {
       return { outcome: 'ignored', status: 200, ...fields };
     }
-    let claim;
+    // One budget covers the claim and the handlers: a store that hangs must not hold the answer past it.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline =
+      budget === Infinity
+        ? undefined
+        : new Promise<'late'>((resolve) => {
+            timer = setTimeout(resolve, budget, 'late');
+          });
+    const claiming = store.claim(key, leaseMs);
+    let claim: Awaited<typeof claiming> | 'late';
     try {
-      claim = await store.claim(key, leaseMs);
+      claim = await (deadline ? Promise.race([claiming, deadline]) : claiming);
     } catch (error) {
+      clearTimeout(timer);
       return { outcome: 'store-unavailable', status: 503, ...fields, error };
     }
+    if (claim === 'late') {
+      // If the claim lands after all, give it back so the service's retry can run the event.
+      void claiming.then((c) => c.status === 'claimed' && store.release(key, c.token)).catch(() => {});
+      const error = new Error(`[@payhook/core] the store did not answer a claim within ${budget} ms; check that it is reachable.`);
+      return { outcome: 'store-unavailable', status: 503, ...fields, error };
+    }
+    if (claim.status !== 'claimed') clearTimeout(timer);
     if (claim.status === 'done') return { outcome: 'duplicate', status: 200, ...fields };
     if (claim.status === 'in-progress') return { outcome: 'in-progress', status: 409, ...fields };
     const { token, attempt } = claim;
-    const ctx: HandlerContext = { reference: event.reference, dedupeKey: key, secretIndex, redelivery: attempt > 1, attempt, source };
+    const ctx: HandlerContext = {
+      reference: event.reference,
+      dedupeKey: key,
+      secretIndex,
+      redelivery: attempt > 1,
+      attempt,
+      claimToken: token,
+      source,
+    };
     const running = run(event, ctx, token);
-    if (budget === Infinity) return running;
-
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<'late'>((resolve) => {
-      timer = setTimeout(resolve, budget, 'late');
-    });
+    if (!deadline) return running;
     const first = await Promise.race([running, deadline]);
     clearTimeout(timer);
     if (first !== 'late') return first;
