@@ -1,0 +1,423 @@
+import { describe, expect, it, vi } from 'vitest';
+import { makeEvent, signed, signedRequest } from '../../../test/fixtures.js';
+import {
+  createReceiver,
+  memoryStore,
+  NonRetriableError,
+  sign,
+  type DeliveryReport,
+  type HandlerContext,
+  type ReceiverOptions,
+  type Store,
+} from '../src/index.js';
+
+const secret = 'whsec_receiver_test';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const quiet = { info() {}, warn() {}, error() {} };
+
+function setup(options: Partial<ReceiverOptions> = {}) {
+  const store = options.store ?? memoryStore();
+  const reports: DeliveryReport[] = [];
+  const receiver = createReceiver({
+    secret,
+    store,
+    logger: { info: (_, r) => reports.push(r), warn: (_, r) => reports.push(r), error: (_, r) => reports.push(r) },
+    ...options,
+  });
+  const runs: { event: string; reference: string; ctx: HandlerContext }[] = [];
+  receiver.onAny((event, ctx) => {
+    runs.push({ event: event.event, reference: event.reference, ctx });
+  });
+  return { receiver, store, runs, reports };
+}
+
+const post = (body: BodyInit | null, headers: Record<string, string> = {}, init: RequestInit = {}) =>
+  new Request('http://127.0.0.1/webhooks', { method: 'POST', body, headers, ...init });
+
+describe('the receiver pipeline', () => {
+  it('runs a valid delivery once and answers 200; the same bytes again get 200 and run nothing', async () => {
+    const { receiver, runs } = setup();
+    const event = makeEvent();
+    const first = await receiver.handle(signedRequest(event, secret));
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ outcome: 'processed' });
+    const again = await receiver.handle(signedRequest(event, secret));
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ outcome: 'duplicate' });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.ctx).toMatchObject({
+      reference: event.reference,
+      dedupeKey: `sandbox:${event.reference}:payment.success`,
+      secretIndex: 0,
+      redelivery: false,
+      attempt: 1,
+      source: 'webhook',
+    });
+  });
+
+  it('runs success, refunding and refunded of one reference: three events, three runs', async () => {
+    const { receiver, runs } = setup();
+    const reference = makeEvent().reference;
+    for (const name of ['payment.success', 'payment.refunding', 'payment.refunded'] as const) {
+      const res = await receiver.handle(signedRequest(makeEvent({ reference, event: name }), secret));
+      expect(res.status).toBe(200);
+    }
+    expect(runs.map((r) => r.event)).toEqual(['payment.success', 'payment.refunding', 'payment.refunded']);
+  });
+
+  it('keeps the same reference apart across sandbox and live', async () => {
+    const { receiver, runs } = setup();
+    const reference = makeEvent().reference;
+    await receiver.handle(signedRequest(makeEvent({ reference, mode: 'sandbox' }), secret));
+    await receiver.handle(signedRequest(makeEvent({ reference, mode: 'live' }), secret));
+    expect(runs).toHaveLength(2);
+  });
+
+  describe('answers 401 and runs nothing for a bad signature', () => {
+    const { body } = signed(makeEvent(), secret);
+    const good = sign(body, secret);
+    it.each([
+      ['missing', {}],
+      ['wrong', { 'x-service-signature': sign(body, 'another-secret') }],
+      ['malformed', { 'x-service-signature': 'sha256=abc' }],
+      ['without prefix', { 'x-service-signature': good.slice(7) }],
+      ['upper-case header name (still the same header), wrong value', { 'X-SERVICE-SIGNATURE': 'sha256=' + '1'.repeat(64) }],
+    ])('%s', async (_, headers) => {
+      const { receiver, runs } = setup();
+      const res = await receiver.handle(post(body, headers));
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ outcome: 'unauthorized' });
+      expect(runs).toHaveLength(0);
+    });
+
+    it('duplicated (two headers, joined by fetch)', async () => {
+      const { receiver, runs } = setup();
+      const headers = new Headers();
+      headers.append('x-service-signature', good);
+      headers.append('x-service-signature', good);
+      const res = await receiver.handle(post(body, {}, { headers }));
+      expect(res.status).toBe(401);
+      expect(runs).toHaveLength(0);
+    });
+  });
+
+  it('answers 401 to a valid signature over a re-serialised body', async () => {
+    const { receiver, runs } = setup();
+    const original = JSON.stringify(makeEvent(), null, 2);
+    const res = await receiver.handle(
+      post(JSON.stringify(JSON.parse(original)), { 'x-service-signature': sign(original, secret) }),
+    );
+    expect(res.status).toBe(401);
+    expect(runs).toHaveLength(0);
+  });
+
+  it.each([
+    ['malformed JSON', '{"event": "payment.success",'],
+    ['a payload missing fields', JSON.stringify({ event: 'payment.success', reference: 'x' })],
+    ['a wrong amount format', JSON.stringify(makeEvent({ amount: '15' }))],
+    ['a __proto__ key', JSON.stringify(makeEvent()).replace('{', '{"__proto__":{"polluted":1},')],
+    ['an escaped __proto__ key', JSON.stringify(makeEvent()).replace('{', '{"\\u005f_proto__":{"polluted":1},')],
+    ['a constructor.prototype key', JSON.stringify(makeEvent()).replace('{', '{"constructor":{"prototype":{"polluted":1}},')],
+    ['an array', '[1,2,3]'],
+  ])('answers 400 to %s with a valid signature', async (_, body) => {
+    const { receiver, runs } = setup();
+    const res = await receiver.handle(post(body, { 'x-service-signature': sign(body, secret) }));
+    expect(res.status).toBe(400);
+    expect(runs).toHaveLength(0);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('answers 400 to invalid UTF-8 with a valid signature', async () => {
+    const { receiver } = setup();
+    const bytes = new Uint8Array([...Buffer.from('{"event":"payment.success","x":"'), 0xff, 0xfe, ...Buffer.from('"}')]);
+    const res = await receiver.handle(post(bytes, { 'x-service-signature': sign(bytes, secret) }));
+    expect(res.status).toBe(400);
+  });
+
+  it('passes unknown extra fields through to the handler', async () => {
+    const { receiver } = setup();
+    let seen: unknown;
+    receiver.on('payment.success', (event) => {
+      seen = (event as unknown as Record<string, unknown>).riskScore;
+    });
+    const res = await receiver.handle(signedRequest({ ...makeEvent(), riskScore: 7 }, secret));
+    expect(res.status).toBe(200);
+    expect(seen).toBe(7);
+  });
+
+  it('answers 413 to a body over the limit, before any signature work', async () => {
+    const { receiver, runs } = setup({ maxBodyBytes: 1_000 });
+    const big = JSON.stringify({ ...makeEvent(), pad: 'x'.repeat(2_000) });
+    const res = await receiver.handle(post(big, { 'x-service-signature': sign(big, secret) }));
+    expect(res.status).toBe(413);
+    expect(runs).toHaveLength(0);
+  });
+
+  it('answers 413 to a streamed body without Content-Length', async () => {
+    const { receiver } = setup({ maxBodyBytes: 1_000 });
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        // An endless stream: the receiver must stop reading once the limit is passed.
+        controller.enqueue(new Uint8Array(300).fill(0x20));
+      },
+    });
+    const req = post(stream, { 'x-service-signature': 'sha256=' + '0'.repeat(64) }, { duplex: 'half' } as RequestInit);
+    expect(req.headers.get('content-length')).toBeNull();
+    const res = await receiver.handle(req);
+    expect(res.status).toBe(413);
+    expect(pulled).toBeLessThan(10);
+  });
+
+  it('answers 413 when Content-Length lies low', async () => {
+    const { receiver } = setup({ maxBodyBytes: 1_000 });
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(5_000).fill(0x20));
+        controller.close();
+      },
+    });
+    const req = post(stream, { 'content-length': '10' }, { duplex: 'half' } as RequestInit);
+    const res = await receiver.handle(req);
+    expect(res.status).toBe(413);
+  });
+
+  it('answers 405 to GET, with Allow', async () => {
+    const { receiver } = setup();
+    const res = await receiver.handle(new Request('http://127.0.0.1/webhooks'));
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('answers 500 at once when something already read the request body', async () => {
+    const { receiver, reports } = setup();
+    const req = signedRequest(makeEvent(), secret);
+    await req.text();
+    const res = await receiver.handle(req);
+    expect(res.status).toBe(500);
+    expect(await res.text()).not.toContain('parser');
+    expect(String(reports.at(-1)?.error)).toMatch(/^Error: \[@payhook\/core\] the request body was already read/);
+  });
+
+  it('answers 200 to an event name the service does not define, and runs nothing', async () => {
+    const { receiver, runs } = setup();
+    const res = await receiver.handle(signedRequest({ ...makeEvent(), event: 'payment.disputed' }, secret));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ outcome: 'ignored' });
+    expect(runs).toHaveLength(0);
+  });
+
+  it('answers 200 to an event nobody handles, without touching the store', async () => {
+    const store = memoryStore();
+    const claim = vi.spyOn(store, 'claim');
+    const receiver = createReceiver({ secret, store, logger: quiet }).on('payment.success', () => {});
+    const res = await receiver.handle(signedRequest(makeEvent({ event: 'payment.failed', paidAt: null }), secret));
+    expect(res.status).toBe(200);
+    expect(claim).not.toHaveBeenCalled();
+  });
+
+  it('routes to handlers of one event, of several, and to onAny after them', async () => {
+    const calls: string[] = [];
+    const receiver = createReceiver({ secret, logger: quiet })
+      .onAny((e) => void calls.push(`any:${e.event}`))
+      .on('payment.success', () => void calls.push('success'))
+      .on(['payment.refunded', 'payment.reversed'], (e) => void calls.push(`returned:${e.event}`));
+    const reference = makeEvent().reference;
+    for (const event of ['payment.success', 'payment.reversed'] as const) {
+      await receiver.handle(signedRequest(makeEvent({ reference, event }), secret));
+    }
+    expect(calls).toEqual(['success', 'any:payment.success', 'returned:payment.reversed', 'any:payment.reversed']);
+  });
+
+  it('answers 500 to a throwing handler, without its message, and runs it again on the next delivery', async () => {
+    const { receiver, store, runs } = setup();
+    const errors: unknown[] = [];
+    receiver.onError((e) => errors.push(e));
+    let fail = true;
+    receiver.on('payment.success', () => {
+      if (fail) throw new Error('database connection refused at 10.0.0.5');
+    });
+    const event = makeEvent();
+    const res = await receiver.handle(signedRequest(event, secret));
+    expect(res.status).toBe(500);
+    expect(await res.text()).not.toContain('10.0.0.5');
+    expect(errors).toHaveLength(1);
+    expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'released' });
+
+    fail = false;
+    const retry = await receiver.handle(signedRequest(event, secret));
+    expect(retry.status).toBe(200);
+    expect(runs.at(-1)!.ctx).toMatchObject({ redelivery: true, attempt: 2 });
+  });
+
+  it('marks a NonRetriableError done with an error, answers 200, reports it, and never runs it again', async () => {
+    const { receiver, store } = setup();
+    const errors: unknown[] = [];
+    receiver.onError((e) => errors.push(e));
+    let calls = 0;
+    receiver.on('payment.success', () => {
+      calls += 1;
+      throw new NonRetriableError('no such order');
+    });
+    const event = makeEvent();
+    const res = await receiver.handle(signedRequest(event, secret));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ outcome: 'rejected' });
+    expect(errors[0]).toBeInstanceOf(NonRetriableError);
+    expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'done', outcome: 'failed' });
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect(calls).toBe(1);
+  });
+
+  it('answers 202 within budget + 100 ms to a slow handler, and records its outcome later', async () => {
+    const store = memoryStore();
+    const receiver = createReceiver({ secret, store, budgetMs: 200, logger: quiet });
+    let finish!: () => void;
+    const done = new Promise<void>((r) => (finish = r));
+    receiver.on('payment.success', async () => {
+      await sleep(600);
+      finish();
+    });
+    const event = makeEvent();
+    const key = `sandbox:${event.reference}:payment.success`;
+    const started = performance.now();
+    const res = await receiver.handle(signedRequest(event, secret));
+    const took = performance.now() - started;
+    expect(res.status).toBe(202);
+    expect(took).toBeGreaterThanOrEqual(195);
+    expect(took).toBeLessThan(300);
+    expect(await store.get(key)).toMatchObject({ state: 'claimed' });
+    // A duplicate during the run is told to come back later.
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(409);
+    await done;
+    await sleep(20);
+    expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok' });
+  });
+
+  it('keeps the claim alive past its lease while a slow handler runs', async () => {
+    const store = memoryStore();
+    const receiver = createReceiver({ secret, store, budgetMs: 50, leaseMs: 150, logger: quiet });
+    let runs = 0;
+    receiver.on('payment.success', async () => {
+      runs += 1;
+      await sleep(600);
+    });
+    const event = makeEvent();
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(202);
+    await sleep(400);
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(409);
+    await sleep(300);
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect(runs).toBe(1);
+  });
+
+  it('releases the claim and reports a handler that fails after its 202', async () => {
+    const store = memoryStore();
+    const late: DeliveryReport[] = [];
+    const receiver = createReceiver({ secret, store, budgetMs: 50, logger: quiet }).onError((_, r) => late.push(r));
+    receiver.on('payment.success', async () => {
+      await sleep(150);
+      throw new Error('boom');
+    });
+    const event = makeEvent();
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(202);
+    await sleep(250);
+    expect(late).toEqual([expect.objectContaining({ outcome: 'failed', late: true, reference: event.reference })]);
+    expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'released' });
+  });
+
+  it('runs the handler once for 20 concurrent deliveries of the same bytes, with no 5xx', async () => {
+    const { receiver } = setup();
+    let runs = 0;
+    receiver.on('payment.success', async () => {
+      runs += 1;
+      await sleep(30);
+    });
+    const { body, headers } = signed(makeEvent(), secret);
+    const responses = await Promise.all(Array.from({ length: 20 }, () => receiver.handle(post(body, headers))));
+    const statuses = responses.map((r) => r.status);
+    expect(runs).toBe(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+  });
+
+  it('accepts any of several secrets and tells the handler which matched', async () => {
+    const { receiver, runs } = setup({ secret: ['whsec_new', secret] });
+    expect((await receiver.handle(signedRequest(makeEvent(), secret))).status).toBe(200);
+    expect((await receiver.handle(signedRequest(makeEvent(), 'whsec_new'))).status).toBe(200);
+    expect(runs.map((r) => r.ctx.secretIndex)).toEqual([1, 0]);
+  });
+
+  it('uses a custom dedupe key', async () => {
+    const { receiver, runs } = setup({ dedupeKey: (e) => e.reference });
+    const reference = makeEvent().reference;
+    await receiver.handle(signedRequest(makeEvent({ reference }), secret));
+    await receiver.handle(signedRequest(makeEvent({ reference, event: 'payment.refunded' }), secret));
+    expect(runs).toHaveLength(1);
+  });
+
+  it('answers 503 when the store throws, and runs the event once the store is back', async () => {
+    const inner = memoryStore();
+    let down = true;
+    const flaky: Store = {
+      ...inner,
+      claim: (k, l) => (down ? Promise.reject(new Error('ECONNREFUSED')) : inner.claim(k, l)),
+    };
+    const { receiver, runs, reports } = setup({ store: flaky });
+    const event = makeEvent();
+    const res = await receiver.handle(signedRequest(event, secret));
+    expect(res.status).toBe(503);
+    expect(await res.text()).not.toContain('ECONNREFUSED');
+    expect(reports.at(-1)).toMatchObject({ outcome: 'store-unavailable', reference: event.reference });
+    down = false;
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect(runs).toHaveLength(1);
+  });
+
+  it('answers 503 within the budget when the store hangs, and gives a late claim back', async () => {
+    const inner = memoryStore();
+    const slow: Store = { ...inner, claim: async (k, l) => (await sleep(400), inner.claim(k, l)) };
+    const receiver = createReceiver({ secret, store: slow, budgetMs: 100, logger: quiet }).on('payment.success', () => {});
+    const event = makeEvent();
+    const started = performance.now();
+    const res = await receiver.handle(signedRequest(event, secret));
+    expect(res.status).toBe(503);
+    expect(performance.now() - started).toBeLessThan(200);
+    await sleep(500);
+    expect(await inner.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'released' });
+  });
+
+  it('dispatches a recovered event through the same store, once', async () => {
+    const { receiver, runs } = setup();
+    const event = makeEvent();
+    expect(await receiver.dispatch(event)).toMatchObject({ outcome: 'processed', status: 200 });
+    expect(runs[0]!.ctx).toMatchObject({ source: 'reconcile', secretIndex: null });
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect(await receiver.dispatch(event)).toMatchObject({ outcome: 'duplicate' });
+    expect(runs).toHaveLength(1);
+  });
+
+  it('reports every outcome with reference, event and key', async () => {
+    const { receiver, reports } = setup();
+    const event = makeEvent();
+    await receiver.handle(signedRequest(event, secret));
+    await receiver.handle(signedRequest(event, secret));
+    expect(reports.map((r) => [r.outcome, r.status, r.reference, r.event, r.dedupeKey])).toEqual([
+      ['processed', 200, event.reference, 'payment.success', `sandbox:${event.reference}:payment.success`],
+      ['duplicate', 200, event.reference, 'payment.success', `sandbox:${event.reference}:payment.success`],
+    ]);
+  });
+
+  it.each([
+    [{ budgetMs: 10_000 }, /budgetMs must be above 0 and below 10000/],
+    [{ budgetMs: 0 }, /budgetMs/],
+    [{ secret: '' }, /`secret` must be/],
+    [{ secret: [] }, /`secret` must be/],
+    [{ leaseMs: 1_000, budgetMs: 2_000 }, /leaseMs \(1000\) must be longer than budgetMs/],
+    [{ maxBodyBytes: -1 }, /maxBodyBytes/],
+  ] as [Partial<ReceiverOptions>, RegExp][])('rejects bad options %j with a message that starts with the package', (opts, message) => {
+    expect(() => createReceiver({ secret, ...opts })).toThrow(message);
+    expect(() => createReceiver({ secret, ...opts })).toThrow(/^\[@payhook\/core\]/);
+  });
+});
