@@ -1,3 +1,4 @@
+import type { TransactionRecord } from './api-schema.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
 
 /** What a handler learns about the delivery beside the event itself. */
@@ -15,6 +16,13 @@ export interface HandlerContext {
   claimToken: string;
   /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
   source: 'webhook' | 'reconcile';
+  /** The service's own record, fetched before the handlers ran when a handler asked for it with `{ verify: true }`. */
+  record?: TransactionRecord;
+}
+
+export interface HandlerOptions {
+  /** Fetch the service's record before running (verify for payment.success, retrieve for the rest) and run only if its status agrees with the event. */
+  verify?: boolean;
 }
 
 export type EventHandler<E extends PaymentEventName = PaymentEventName> = (
@@ -24,13 +32,15 @@ export type EventHandler<E extends PaymentEventName = PaymentEventName> = (
 
 export interface EventRouter {
   /** Run `handler` for one event name or several. */
-  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>): EventRouter;
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): EventRouter;
   /** Run `handler` for every event of section 6, after the handlers registered with `on`. */
-  onAny(handler: EventHandler): EventRouter;
+  onAny(handler: EventHandler, options?: HandlerOptions): EventRouter;
   /** Remove a handler registered with `on` or `onAny`. */
   off(handler: EventHandler<never>): EventRouter;
   /** Whether any handler would run for this event name. */
   handles(name: string): boolean;
+  /** Whether a handler of this event asked for the service's record first. */
+  wantsRecord(name: string): boolean;
   /** Run the handlers of `event.event` one after another, in the order they were registered. */
   dispatch(event: PaymentEvent, context: HandlerContext): Promise<void>;
 }
@@ -45,34 +55,39 @@ export interface EventRouter {
  *   .on(['payment.refunded', 'payment.reversed'], (event) => orders.markReturned(event.merchantReference));
  */
 export function createEventRouter(): EventRouter {
-  const byName = new Map<string, EventHandler[]>();
-  const any: EventHandler[] = [];
+  type Entry = { handler: EventHandler; verify: boolean };
+  const byName = new Map<string, Entry[]>();
+  const any: Entry[] = [];
+  const none: Entry[] = [];
   const router: EventRouter = {
-    on(event, handler) {
+    on(event, handler, options = {}) {
       for (const name of typeof event === 'string' ? [event] : event) {
         const list = byName.get(name) ?? [];
-        list.push(handler as EventHandler);
+        list.push({ handler: handler as EventHandler, verify: options.verify === true });
         byName.set(name, list);
       }
       return router;
     },
-    onAny(handler) {
-      any.push(handler);
+    onAny(handler, options = {}) {
+      any.push({ handler, verify: options.verify === true });
       return router;
     },
     off(handler) {
       for (const list of [...byName.values(), any]) {
-        const i = list.indexOf(handler as EventHandler);
+        const i = list.findIndex((e) => e.handler === handler);
         if (i >= 0) list.splice(i, 1);
       }
       return router;
     },
     handles(name) {
-      return (byName.get(name)?.length ?? 0) > 0 || any.length > 0;
+      return (byName.get(name) ?? none).length > 0 || any.length > 0;
+    },
+    wantsRecord(name) {
+      return (byName.get(name) ?? none).some((e) => e.verify) || any.some((e) => e.verify);
     },
     async dispatch(event, context) {
-      for (const handler of byName.get(event.event) ?? []) await handler(event, context);
-      for (const handler of any) await handler(event, context);
+      for (const { handler } of byName.get(event.event) ?? none) await handler(event, context);
+      for (const { handler } of any) await handler(event, context);
     },
   };
   return router;

@@ -6,7 +6,13 @@ export {
   type PaymentEvent,
   type PaymentEventName,
 } from './event-schema.js';
-export { createEventRouter, type EventHandler, type EventRouter, type HandlerContext } from './event-router.js';
+export {
+  createEventRouter,
+  type EventHandler,
+  type EventRouter,
+  type HandlerContext,
+  type HandlerOptions,
+} from './event-router.js';
 export {
   createReceiver,
   defaultDedupeKey,
@@ -18,10 +24,19 @@ export {
   type Logger,
   type RawDelivery,
   type Receiver,
+  type RecordClient,
   type ReceiverOptions,
   type ReceiverResult,
 } from './receiver.js';
 export { NonRetriableError } from './errors.js';
+export {
+  createReconciler,
+  EVENTS_BY_STATUS,
+  type ReconcileClient,
+  type Reconciler,
+  type ReconcilerOptions,
+  type ReconcileRun,
+} from './reconciler.js';
 export { memoryStore, type MemoryStoreOptions } from './memory-store.js';
 export {
   DEFAULT_RETENTION_MS,
@@ -31,3 +46,4 @@ export {
   type Store,
   type StoreRecord,
 } from './store.js';
+export * from './api-schema.js';

@@ -1,6 +1,13 @@
 import secureJson from 'secure-json-parse';
 import { NonRetriableError } from './errors.js';
-import { createEventRouter, type EventHandler, type EventRouter, type HandlerContext } from './event-router.js';
+import type { TransactionRecord } from './api-schema.js';
+import {
+  createEventRouter,
+  type EventHandler,
+  type EventRouter,
+  type HandlerContext,
+  type HandlerOptions,
+} from './event-router.js';
 import { isPaymentEventName, paymentEventSchema, type PaymentEvent, type PaymentEventName } from './event-schema.js';
 import { memoryStore } from './memory-store.js';
 import { verifySignature, type RawBody } from './signature.js';
@@ -34,6 +41,18 @@ export interface ReceiverOptions {
   retentionMs?: number;
   /** Where every outcome is reported. Default: warnings and errors to the console. */
   logger?: Partial<Logger>;
+  /** The API client (`@payhook/client`) used to fetch the service's record for handlers that ask for it. */
+  client?: RecordClient;
+  /** Fetch and check the service's record before every handler, as if each were registered with `{ verify: true }`. */
+  verifyBeforeHandling?: boolean;
+}
+
+/** The part of `@payhook/client` the receiver uses to ask the service for the authoritative record. */
+export interface RecordClient {
+  transactions: {
+    verify(reference: string): Promise<TransactionRecord>;
+    retrieve(reference: string): Promise<TransactionRecord>;
+  };
 }
 
 /** What the pipeline needs of a delivery, whatever the framework. */
@@ -50,6 +69,7 @@ export type DeliveryOutcome =
   | 'duplicate' // 200: done before, nothing ran
   | 'ignored' // 200: no handler for this event, or an event name the service does not define
   | 'rejected' // 200: a handler threw NonRetriableError; marked done, not retried
+  | 'mismatch' // 200: the service's record does not agree with the event; no handler ran, the claim is released
   | 'accepted' // 202: the budget ran out; the handler goes on and its outcome is recorded
   | 'malformed' // 400: signed, but not a valid payload
   | 'unauthorized' // 401: signature missing or wrong
@@ -58,7 +78,8 @@ export type DeliveryOutcome =
   | 'too-large' // 413
   | 'failed' // 500: a handler threw; the claim is released so the retry runs it again
   | 'body-unavailable' // 500: something read the body before payhook; fix the mounting
-  | 'store-unavailable'; // 503: the store could not be reached; the service retries
+  | 'store-unavailable' // 503: the store could not be reached; the service retries
+  | 'verify-unavailable'; // 503: the service's record could not be fetched; the service retries
 
 export interface DeliveryReport {
   outcome: DeliveryOutcome;
@@ -83,8 +104,9 @@ export interface ReceiverResult {
 export type ErrorHandler = (error: unknown, report: DeliveryReport) => void;
 
 export interface Receiver {
-  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>): Receiver;
-  onAny(handler: EventHandler): Receiver;
+  /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): Receiver;
+  onAny(handler: EventHandler, options?: HandlerOptions): Receiver;
   /** Called for every failure: handler errors (also after a 202), rejected events, store errors. */
   onError(handler: ErrorHandler): Receiver;
   /** The web-standard entry: Hono, Next's App Router, Bun, Deno, workers. */
@@ -92,7 +114,10 @@ export interface Receiver {
   /** The pipeline on an already-read body; adapters and the Node bridge call this. */
   process(delivery: RawDelivery): Promise<ReceiverResult>;
   /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
-  dispatch(event: PaymentEvent, options?: { source?: HandlerContext['source'] }): Promise<DeliveryReport>;
+  dispatch(
+    event: PaymentEvent,
+    options?: { source?: HandlerContext['source']; record?: TransactionRecord },
+  ): Promise<DeliveryReport>;
   /** Build the answer for a failure found before the pipeline (oversized body, body already read). */
   reject(outcome: 'too-large' | 'body-unavailable' | 'malformed', error?: unknown): ReceiverResult;
   readonly store: Store;
@@ -105,6 +130,7 @@ const STATUS: Record<DeliveryOutcome, number> = {
   duplicate: 200,
   ignored: 200,
   rejected: 200,
+  mismatch: 200,
   accepted: 202,
   malformed: 400,
   unauthorized: 401,
@@ -114,6 +140,20 @@ const STATUS: Record<DeliveryOutcome, number> = {
   failed: 500,
   'body-unavailable': 500,
   'store-unavailable': 503,
+  'verify-unavailable': 503,
+};
+
+/**
+ * The statuses a transaction may have once the event happened: a success stays true of a payment
+ * that was refunded or reversed since.
+ */
+const AGREES: Record<PaymentEventName, readonly string[]> = {
+  'payment.success': ['completed', 'refunding', 'refunded', 'reversed'],
+  'payment.failed': ['failed'],
+  'payment.cancelled': ['cancelled'],
+  'payment.refunding': ['refunding', 'refunded'],
+  'payment.refunded': ['refunded'],
+  'payment.reversed': ['reversed'],
 };
 
 const BODY_UNAVAILABLE =
@@ -158,6 +198,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   if (!(Number.isInteger(maxBodyBytes) && maxBodyBytes > 0)) {
     throw new RangeError(`[@payhook/core] maxBodyBytes must be a positive whole number of bytes; got ${maxBodyBytes}.`);
   }
+  if (options.verifyBeforeHandling) needsClient({ verify: true });
   const store = options.store ?? memoryStore();
   const dedupeKey = options.dedupeKey ?? defaultDedupeKey;
   const logger: Logger = { ...defaultLogger, ...options.logger };
@@ -192,6 +233,17 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   /** Run the handlers of a claimed event and record what happened; resolves when they are done. */
   async function run(event: PaymentEvent, ctx: HandlerContext, token: string): Promise<DeliveryReport> {
     const fields = { reference: event.reference, event: event.event, dedupeKey: ctx.dedupeKey };
+    const release = () =>
+      store.release(ctx.dedupeKey, token).catch(() => {
+        // The lease runs out by itself; the retry then takes the claim over.
+      });
+    if (options.verifyBeforeHandling || router.wantsRecord(event.event)) {
+      const checked = await checkRecord(event, ctx);
+      if (checked) {
+        await release();
+        return { ...checked, ...fields };
+      }
+    }
     try {
       await router.dispatch(event, ctx);
     } catch (error) {
@@ -201,9 +253,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         });
         return { outcome: 'rejected', status: 200, ...fields, error };
       }
-      await store.release(ctx.dedupeKey, token).catch(() => {
-        // The lease runs out by itself; the retry then takes the claim over.
-      });
+      await release();
       return { outcome: 'failed', status: 500, ...fields, error };
     }
     try {
@@ -221,11 +271,36 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return { outcome: 'processed', status: 200, ...fields };
   }
 
+  /** Put the service's record on `ctx`, or say why the handlers must not run. */
+  async function checkRecord(
+    event: PaymentEvent,
+    ctx: HandlerContext,
+  ): Promise<Pick<DeliveryReport, 'outcome' | 'status' | 'error'> | undefined> {
+    const client = options.client!;
+    try {
+      ctx.record ??=
+        event.event === 'payment.success'
+          ? await client.transactions.verify(event.reference)
+          : await client.transactions.retrieve(event.reference);
+    } catch (error) {
+      // 400 (verify: not completed) and 404 (not this account's) are the service's answer; anything else may pass.
+      const status = (error as { status?: number }).status;
+      if (status === 400 || status === 404) return { outcome: 'mismatch', status: 200, error };
+      return { outcome: 'verify-unavailable', status: 503, error };
+    }
+    if (AGREES[event.event].includes(ctx.record.status)) return undefined;
+    const error = new Error(
+      `[@payhook/core] the service says ${event.reference} is ${ctx.record.status}, which does not agree with ${event.event}; its handlers did not run.`,
+    );
+    return { outcome: 'mismatch', status: 200, error };
+  }
+
   async function claimAndRun(
     event: PaymentEvent,
     secretIndex: number | null,
     source: HandlerContext['source'],
     budget: number,
+    record?: TransactionRecord,
   ): Promise<DeliveryReport> {
     const key = dedupeKey(event);
     const fields = { reference: event.reference, event: event.event, dedupeKey: key };
@@ -266,6 +341,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       attempt,
       claimToken: token,
       source,
+      record,
     };
     const running = run(event, ctx, token);
     if (!deadline) return running;
@@ -311,12 +387,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   }
 
   const receiver: Receiver = {
-    on(event, handler) {
-      router.on(event, handler);
+    on(event, handler, handlerOptions) {
+      needsClient(handlerOptions);
+      router.on(event, handler, handlerOptions);
       return receiver;
     },
-    onAny(handler) {
-      router.onAny(handler);
+    onAny(handler, handlerOptions) {
+      needsClient(handlerOptions);
+      router.onAny(handler, handlerOptions);
       return receiver;
     },
     onError(handler) {
@@ -329,7 +407,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return new Response(r.body, { status: r.status, headers: r.headers });
     },
     async dispatch(event, opts = {}) {
-      return report(await claimAndRun(event, null, opts.source ?? 'reconcile', Infinity));
+      return report(await claimAndRun(event, null, opts.source ?? 'reconcile', Infinity, opts.record));
     },
     reject(outcome, error) {
       return result(outcome, error === undefined ? {} : { error });
@@ -338,6 +416,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     maxBodyBytes,
     dedupeKey,
   };
+
+  function needsClient(handlerOptions: HandlerOptions | undefined) {
+    if (handlerOptions?.verify && !options.client) {
+      throw new TypeError(
+        '[@payhook/core] a handler asked for { verify: true }, but the receiver has no client: pass createReceiver({ client: createClient({ apiKey, baseUrl }) }).',
+      );
+    }
+  }
 
   async function handleRequest(request: Request): Promise<ReceiverResult> {
     if (request.method.toUpperCase() !== 'POST') return result('method-not-allowed');

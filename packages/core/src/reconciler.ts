@@ -1,0 +1,108 @@
+import type { TransactionRecord } from './api-schema.js';
+import type { PaymentEvent, PaymentEventName } from './event-schema.js';
+import type { DeliveryReport, Receiver } from './receiver.js';
+
+/** The part of `@payhook/client` a reconciler uses. */
+export interface ReconcileClient {
+  transactions: {
+    listAll(filters: { from?: Date | string; to?: Date | string }): AsyncIterable<TransactionRecord>;
+  };
+}
+
+export interface ReconcilerOptions {
+  /** Best a client with `priority: 'background'` on the limiter the app's client uses. */
+  client: ReconcileClient;
+  receiver: Receiver;
+  /** Called for each event a run dispatched and each it could not. */
+  onRecovered?: (report: DeliveryReport) => void;
+}
+
+export interface ReconcileRun {
+  /** Transactions the list returned. */
+  scanned: number;
+  /** Events whose handlers ran in this run: deliveries that were lost, failed or abandoned. */
+  recovered: DeliveryReport[];
+  /** Events still claimed by a running delivery (or a dead one whose lease has not run out); a later run takes them. */
+  inProgress: DeliveryReport[];
+  /** Events whose handlers threw again, or whose store could not be reached. */
+  failed: DeliveryReport[];
+}
+
+export interface Reconciler {
+  /** Walk the transactions of a range and run every event that has no done record yet. */
+  run(range: { from: Date | string; to: Date | string }): Promise<ReconcileRun>;
+  /** Run every `everyMs` over the last `lookbackMs` (default 24 hours). Returns a function that stops it. */
+  start(options: { everyMs: number; lookbackMs?: number; onRun?: (run: ReconcileRun) => void }): () => void;
+}
+
+/**
+ * The events a transaction in this status has emitted, in the order the service emits them.
+ * A refunded payment was first a success, then refunding, then refunded.
+ */
+export const EVENTS_BY_STATUS: Record<TransactionRecord['status'], readonly PaymentEventName[]> = {
+  pending: [],
+  processing: [],
+  completed: ['payment.success'],
+  failed: ['payment.failed'],
+  cancelled: ['payment.cancelled'],
+  refunding: ['payment.success', 'payment.refunding'],
+  refunded: ['payment.success', 'payment.refunding', 'payment.refunded'],
+  reversed: ['payment.success', 'payment.reversed'],
+};
+
+/**
+ * Recover what the webhooks missed: walk the service's list and dispatch, through the same
+ * receiver and store, every event whose handlers have not run to the end. Each still runs once,
+ * whether its webhook arrives later or never.
+ *
+ * @example
+ * const background = createClient({ apiKey, baseUrl, limiter, priority: 'background' });
+ * const reconciler = createReconciler({ client: background, receiver });
+ * const stop = reconciler.start({ everyMs: 5 * 60_000 });
+ */
+export function createReconciler(options: ReconcilerOptions): Reconciler {
+  const { client, receiver } = options;
+
+  async function run(range: { from: Date | string; to: Date | string }): Promise<ReconcileRun> {
+    const result: ReconcileRun = { scanned: 0, recovered: [], inProgress: [], failed: [] };
+    for await (const record of client.transactions.listAll(range)) {
+      result.scanned += 1;
+      for (const name of EVENTS_BY_STATUS[record.status]) {
+        const event = { ...record, event: name } as unknown as PaymentEvent;
+        // The record came from the service itself: handlers that want it need no second call.
+        const report = await receiver.dispatch(event, { source: 'reconcile', record });
+        if (report.outcome === 'processed' || report.outcome === 'rejected') result.recovered.push(report);
+        else if (report.outcome === 'in-progress') result.inProgress.push(report);
+        else if (report.status >= 400) result.failed.push(report);
+        else continue;
+        options.onRecovered?.(report);
+        // Later events of a transaction wait for the earlier ones: never refunded before paid.
+        if (report.outcome !== 'processed' && report.outcome !== 'rejected') break;
+      }
+    }
+    return result;
+  }
+
+  return {
+    run,
+    start({ everyMs, lookbackMs = 24 * 60 * 60 * 1000, onRun }) {
+      let running = false;
+      const tick = async () => {
+        if (running) return;
+        running = true;
+        try {
+          const to = new Date();
+          onRun?.(await run({ from: new Date(to.getTime() - lookbackMs), to }));
+        } catch (error) {
+          console.error('[@payhook/core] a reconcile run failed; the next one will try again', error);
+        } finally {
+          running = false;
+        }
+      };
+      const timer = setInterval(tick, everyMs);
+      timer.unref?.();
+      void tick();
+      return () => clearInterval(timer);
+    },
+  };
+}
