@@ -1,0 +1,219 @@
+import { z } from 'zod';
+import { EVENT_NAMES, paymentEventSchema } from './event-schema.js';
+
+/**
+ * The request and response shapes of the service's API (section 4), shared by the reference
+ * implementation and the typed client, with the exact messages the service answers 400 with.
+ * Where the interface says "not shown", these are the reference's documented choices
+ * (docs/service-gaps.md).
+ */
+
+/** Currencies the service accepts at initialize. */
+export const SUPPORTED_CURRENCIES = ['ETB', 'USD'] as const;
+export type SupportedCurrency = (typeof SUPPORTED_CURRENCIES)[number];
+
+/** Every transaction status; `pending` is the status right after initialize. */
+export const TRANSACTION_STATUSES = [
+  'pending',
+  'processing',
+  'completed',
+  'failed',
+  'cancelled',
+  'refunding',
+  'refunded',
+  'reversed',
+] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+
+/** Largest amount accepted at initialize, in the currency's minor units (cents). */
+export const MAX_AMOUNT_MINOR = 99_999_999_999;
+/** Longest span between `from` and `to` in a list query. */
+export const MAX_LIST_RANGE_MS = 90 * 24 * 60 * 60 * 1000;
+/** Items on a list page when `limit` is absent, and the most allowed. */
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** The service's 400 messages, word for word. */
+export const API_MESSAGES = {
+  amount: 'amount must be a positive decimal string with two fraction digits, such as "100.00"',
+  amountZero: 'amount must be greater than 0.00',
+  amountMax: 'amount must be at most 999999999.99',
+  currencyCode: `currencyCode must be one of the supported ISO 4217 codes: ${SUPPORTED_CURRENCIES.join(', ')}`,
+  customerPhone:
+    'customerPhone must be an Ethiopian mobile number: 09XXXXXXXX, 07XXXXXXXX, 9XXXXXXXX, +2519XXXXXXXX or 2519XXXXXXXX',
+  merchantReference: 'merchantReference is required: your own reference for the order, 1 to 100 characters',
+  callbackUrl: 'callbackUrl must be an absolute https:// URL',
+  customerName: 'customerName must be a string of at most 200 characters',
+  customerEmail: 'customerEmail must be an email address',
+  from: 'from must be an ISO 8601 date or date-time, such as 2025-01-31 or 2025-01-31T12:00:00.000Z',
+  to: 'to must be an ISO 8601 date or date-time, such as 2025-01-31 or 2025-01-31T12:00:00.000Z',
+  fromAfterTo: 'from must not be after to',
+  rangeTooLong: 'the range between from and to must not exceed 90 days',
+  currency: 'currency must be a three-letter ISO 4217 code in upper case, such as ETB',
+  status: `status must be one of: ${TRANSACTION_STATUSES.join(', ')}`,
+  limit: `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`,
+  cursor: 'cursor is malformed: pass the nextCursor of a previous page unchanged, with the same filters',
+  cursorExpired: 'cursor has expired: start again from the first page',
+} as const;
+
+const PHONE = /^(?:\+?251|0)?([79]\d{8})$/;
+
+/**
+ * The canonical form of an Ethiopian mobile number (`251` + 9 digits), or null when the input is
+ * not one of the recognised forms.
+ *
+ * @example
+ * normalizeEthiopianPhone('0912345678'); // '251912345678'
+ * normalizeEthiopianPhone('+251712345678'); // '251712345678'
+ */
+export function normalizeEthiopianPhone(input: string): string | null {
+  const m = PHONE.exec(input);
+  return m ? `251${m[1]}` : null;
+}
+
+/**
+ * Parse a money string of the API ("100.00") into minor units, or return the 400 message.
+ *
+ * @example
+ * parseAmount('12.50'); // 1250
+ */
+export function parseAmount(input: string): number | string {
+  if (!/^(?:0|[1-9]\d*)\.\d{2}$/.test(input)) return API_MESSAGES.amount;
+  const minor = Number(input.replace('.', ''));
+  if (minor === 0) return API_MESSAGES.amountZero;
+  if (minor > MAX_AMOUNT_MINOR) return API_MESSAGES.amountMax;
+  return minor;
+}
+
+const message = (text: string) => ({ error: text });
+
+const absoluteHttpUrl = (text: string) =>
+  z.string(message(text)).refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' || url.protocol === 'http:';
+    } catch {
+      return false;
+    }
+  }, message(text));
+
+/**
+ * The initialize request body (2.2). `customerPhone` comes out canonical (`2519…`). The service
+ * itself refuses `http:` callback URLs unless it runs with its development flag.
+ */
+export const initializeInputSchema = z.object({
+  amount: z.string(message(API_MESSAGES.amount)).superRefine((value, ctx) => {
+    const parsed = parseAmount(value);
+    if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+  }),
+  currencyCode: z.enum(SUPPORTED_CURRENCIES, message(API_MESSAGES.currencyCode)),
+  customerPhone: z
+    .string(message(API_MESSAGES.customerPhone))
+    .refine((value) => normalizeEthiopianPhone(value) !== null, message(API_MESSAGES.customerPhone))
+    .transform((value) => normalizeEthiopianPhone(value)!),
+  merchantReference: z.string(message(API_MESSAGES.merchantReference)).min(1, message(API_MESSAGES.merchantReference)).max(100, message(API_MESSAGES.merchantReference)),
+  callbackUrl: absoluteHttpUrl(API_MESSAGES.callbackUrl).optional(),
+  customerName: z.string(message(API_MESSAGES.customerName)).max(200, message(API_MESSAGES.customerName)).optional(),
+  customerEmail: z.email(message(API_MESSAGES.customerEmail)).optional(),
+});
+/** What a merchant sends to initialize. */
+export type InitializeInput = z.input<typeof initializeInputSchema>;
+/** The initialize body after validation (canonical phone). */
+export type InitializeData = z.output<typeof initializeInputSchema>;
+
+/** The initialize result (2.3). */
+export const initializeResultSchema = z.object({
+  reference: z.string(),
+  checkoutUrl: z.string(),
+});
+export type InitializeResult = z.infer<typeof initializeResultSchema>;
+
+/**
+ * A transaction as verify, cancel, retrieve and list return it: the webhook payload of 2.1
+ * without `event`, with a known status, plus `checkoutUrl` and `updatedAt`.
+ */
+export const transactionRecordSchema = paymentEventSchema.omit({ event: true }).extend({
+  status: z.enum(TRANSACTION_STATUSES),
+  checkoutUrl: z.string(),
+  updatedAt: z.iso.datetime({ precision: 3 }),
+});
+export type TransactionRecord = z.infer<typeof transactionRecordSchema>;
+
+/** One step in a transaction's life. `event` is the webhook the step emitted, if any. */
+export const timelineEntrySchema = z.object({
+  at: z.iso.datetime({ precision: 3 }),
+  status: z.enum(TRANSACTION_STATUSES),
+  event: z.enum(EVENT_NAMES).nullable(),
+  description: z.string(),
+});
+export type TimelineEntry = z.infer<typeof timelineEntrySchema>;
+
+/** The timeline endpoint's data: entries oldest first. */
+export const timelineSchema = z.object({
+  reference: z.string(),
+  entries: z.array(timelineEntrySchema),
+});
+export type Timeline = z.infer<typeof timelineSchema>;
+
+/** A list page: newest first; `nextCursor` is null on the last page. */
+export const listPageSchema = z.object({
+  items: z.array(transactionRecordSchema),
+  nextCursor: z.string().nullable(),
+});
+export type ListPage = z.infer<typeof listPageSchema>;
+
+const dateTime = (text: string) =>
+  z
+    .string(message(text))
+    .refine((value) => /^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(value) && !Number.isNaN(Date.parse(value)), message(text))
+    .transform((value) => new Date(value));
+
+const isIsoCurrency = (code: string): boolean => {
+  if (!/^[A-Z]{3}$/.test(code)) return false;
+  const known = (Intl as { supportedValuesOf?: (key: string) => string[] }).supportedValuesOf?.('currency');
+  return known ? known.includes(code) : true;
+};
+
+/** The list query (section 4), with the rules of section 7. The cursor is checked by the service. */
+export const listQuerySchema = z
+  .object({
+    from: dateTime(API_MESSAGES.from).optional(),
+    to: dateTime(API_MESSAGES.to).optional(),
+    currency: z.string(message(API_MESSAGES.currency)).refine(isIsoCurrency, message(API_MESSAGES.currency)).optional(),
+    status: z.enum(TRANSACTION_STATUSES, message(API_MESSAGES.status)).optional(),
+    cursor: z.string(message(API_MESSAGES.cursor)).min(1, message(API_MESSAGES.cursor)).optional(),
+    limit: z
+      .string(message(API_MESSAGES.limit))
+      .regex(/^\d{1,3}$/, message(API_MESSAGES.limit))
+      .transform(Number)
+      .refine((n) => n >= 1 && n <= MAX_PAGE_SIZE, message(API_MESSAGES.limit))
+      .optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (!q.from || !q.to) return;
+    if (q.from.getTime() > q.to.getTime()) ctx.addIssue({ code: 'custom', message: API_MESSAGES.fromAfterTo });
+    else if (q.to.getTime() - q.from.getTime() > MAX_LIST_RANGE_MS) {
+      ctx.addIssue({ code: 'custom', message: API_MESSAGES.rangeTooLong });
+    }
+  });
+/** The list query as sent (strings, as in a URL). */
+export type ListQueryInput = z.input<typeof listQuerySchema>;
+export type ListQuery = z.output<typeof listQuerySchema>;
+
+/** The envelope of every failure (2.4). */
+export const errorEnvelopeSchema = z.object({
+  status: z.literal('error'),
+  data: z.object({ message: z.string() }),
+});
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
+
+/**
+ * The envelope of every success: `{ "status": "success", "data": ... }`.
+ *
+ * @example
+ * const page = successEnvelope(listPageSchema).parse(await response.json()).data;
+ */
+export function successEnvelope<T extends z.ZodType>(data: T) {
+  return z.object({ status: z.literal('success'), data });
+}
+export type SuccessEnvelope<T> = { status: 'success'; data: T };
