@@ -1,19 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const src = (pkg: string, file = 'index.ts') =>
-  fileURLToPath(new URL(`./packages/${pkg}/src/${file}`, import.meta.url));
+const packages = fileURLToPath(new URL('./packages/', import.meta.url));
 
 // Tests import the packages' sources, so a test run never depends on a stale dist/.
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@payhook\/core\/node$/, replacement: src('core', 'node.ts') },
-      { find: /^@payhook\/core$/, replacement: src('core') },
-      { find: /^@payhook\/reference$/, replacement: src('reference') },
-      { find: /^@payhook\/client$/, replacement: src('client') },
-      { find: /^@payhook\/store-redis$/, replacement: src('store-redis') },
-      { find: /^@payhook\/store-postgres$/, replacement: src('store-postgres') },
+      { find: /^@payhook\/core\/node$/, replacement: `${packages}core/src/node.ts` },
+      { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
     ],
   },
   test: {
