@@ -10,7 +10,7 @@ import {
 } from './event-router.js';
 import { isPaymentEventName, paymentEventSchema, type PaymentEvent, type PaymentEventName } from './event-schema.js';
 import { memoryStore } from './memory-store.js';
-import { verifySignature, type RawBody } from './signature.js';
+import { nodeCrypto, verifySignature, verifySignatureAsync, type RawBody } from './signature.js';
 import type { Store } from './store.js';
 
 /** The header the service signs with; HTTP header names are case-insensitive. */
@@ -364,10 +364,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   async function process(delivery: RawDelivery): Promise<ReceiverResult> {
     if (delivery.method.toUpperCase() !== 'POST') return result('method-not-allowed');
     const { body } = delivery;
-    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const size = typeof body === 'string' ? utf8Length(body) : body.byteLength;
     if (size > maxBodyBytes) return result('too-large');
 
-    const verified = verifySignature(body, delivery.signature, secrets);
+    // Node's crypto when the runtime has it (faster, synchronous); Web Crypto elsewhere.
+    const verified = nodeCrypto()
+      ? verifySignature(body, delivery.signature, secrets)
+      : await verifySignatureAsync(body, delivery.signature, secrets);
     if (!verified.ok) return result('unauthorized');
 
     let event: PaymentEvent;
@@ -445,6 +448,8 @@ function checkSecrets(secret: string | readonly string[]): readonly string[] {
   }
   return list;
 }
+
+const utf8Length = (text: string) => new TextEncoder().encode(text).byteLength;
 
 /** Read a web request body, counting bytes as they come: Content-Length may be absent or lie. */
 async function readLimited(request: Request, max: number): Promise<Uint8Array | 'too-large'> {

@@ -1,5 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-
 /** The raw body as received: bytes, or a string hashed as its UTF-8 bytes. Never a parsed object. */
 export type RawBody = Uint8Array | string;
 
@@ -11,6 +9,29 @@ const PREFIX = 'sha256=';
 // Exactly the service's form: lower-case hex, 64 digits. A duplicated header arrives comma-joined and fails here.
 const HEADER = /^sha256=[0-9a-f]{64}$/;
 
+type NodeCrypto = typeof import('node:crypto');
+let nodeCryptoModule: NodeCrypto | null | undefined;
+
+/**
+ * Node's crypto where the runtime has it (Node, Bun, Deno), found at run time so that the core
+ * also loads in runtimes that only have Web Crypto (workers, edge functions).
+ */
+export function nodeCrypto(): NodeCrypto | null {
+  if (nodeCryptoModule === undefined) {
+    const get = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule;
+    nodeCryptoModule = typeof get === 'function' ? ((get('node:crypto') as NodeCrypto | undefined) ?? null) : null;
+  }
+  return nodeCryptoModule;
+}
+
+function requireNodeCrypto(what: string): NodeCrypto {
+  const c = nodeCrypto();
+  if (!c) {
+    throw new Error(`[@payhook/core] ${what} needs node:crypto, which this runtime lacks; use ${what}Async (Web Crypto) instead.`);
+  }
+  return c;
+}
+
 /**
  * Sign a body the way the service does: `sha256=` + lower-case hex HMAC-SHA256 of the raw bytes.
  *
@@ -19,7 +40,7 @@ const HEADER = /^sha256=[0-9a-f]{64}$/;
  * await fetch(url, { method: 'POST', body: rawBody, headers: { 'x-service-signature': header } });
  */
 export function sign(body: RawBody, secret: string): string {
-  return PREFIX + createHmac('sha256', secret).update(body).digest('hex');
+  return PREFIX + requireNodeCrypto('sign').createHmac('sha256', secret).update(body).digest('hex');
 }
 
 /**
@@ -36,18 +57,91 @@ export function verifySignature(
   header: unknown,
   secretOrSecrets: string | readonly string[],
 ): VerifyResult {
-  if (header === undefined || header === null || header === '') return { ok: false, reason: 'missing' };
-  if (typeof header !== 'string' || !HEADER.test(header)) return { ok: false, reason: 'malformed' };
-  const secrets = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
-  const given = Buffer.from(header.slice(PREFIX.length), 'hex');
+  const { createHmac, timingSafeEqual } = requireNodeCrypto('verifySignature');
+  const p = prepare(header, secretOrSecrets);
+  if (!p.ok) return p;
   let matched = -1;
   // Every secret is tried, so the time taken does not tell which one matched.
-  for (let i = 0; i < secrets.length; i++) {
-    const secret = secrets[i];
+  for (let i = 0; i < p.secrets.length; i++) {
+    const secret = p.secrets[i];
     if (typeof secret !== 'string' || secret === '') continue;
-    const expected = createHmac('sha256', secret).update(body).digest();
-    if (timingSafeEqual(expected, given) && matched < 0) matched = i;
+    if (timingSafeEqual(createHmac('sha256', secret).update(body).digest(), p.given) && matched < 0) matched = i;
   }
-  if (secrets.length === 0) return { ok: false, reason: 'no-secret' };
-  return matched >= 0 ? { ok: true, secretIndex: matched } : { ok: false, reason: 'mismatch' };
+  return outcome(matched);
+}
+
+/**
+ * `sign` on Web Crypto, for runtimes without node:crypto.
+ *
+ * @example
+ * const header = await signAsync(body, env.WEBHOOK_SECRET);
+ */
+export async function signAsync(body: RawBody, secret: string): Promise<string> {
+  return PREFIX + toHex(await hmac(secret, body));
+}
+
+/**
+ * `verifySignature` on Web Crypto, for runtimes without node:crypto (workers, edge functions).
+ * Same rules, same results.
+ *
+ * @example
+ * const result = await verifySignatureAsync(new Uint8Array(await request.arrayBuffer()), header, secret);
+ */
+export async function verifySignatureAsync(
+  body: RawBody,
+  header: unknown,
+  secretOrSecrets: string | readonly string[],
+): Promise<VerifyResult> {
+  const p = prepare(header, secretOrSecrets);
+  if (!p.ok) return p;
+  let matched = -1;
+  for (let i = 0; i < p.secrets.length; i++) {
+    const secret = p.secrets[i];
+    if (typeof secret !== 'string' || secret === '') continue;
+    if (equalConstantTime(await hmac(secret, body), p.given) && matched < 0) matched = i;
+  }
+  return outcome(matched);
+}
+
+type Prepared = { ok: false; reason: 'missing' | 'malformed' | 'no-secret' } | { ok: true; given: Uint8Array; secrets: readonly unknown[] };
+
+/** The rules both verifiers share: the header's exact form, and at least one usable secret. */
+function prepare(header: unknown, secretOrSecrets: string | readonly string[]): Prepared {
+  if (header === undefined || header === null || header === '') return { ok: false, reason: 'missing' };
+  if (typeof header !== 'string' || !HEADER.test(header)) return { ok: false, reason: 'malformed' };
+  const secrets: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
+  if (!Array.isArray(secrets) || !secrets.some((s) => typeof s === 'string' && s !== '')) {
+    return { ok: false, reason: 'no-secret' };
+  }
+  return { ok: true, given: fromHex(header.slice(PREFIX.length)), secrets };
+}
+
+const outcome = (matched: number): VerifyResult =>
+  matched >= 0 ? { ok: true, secretIndex: matched } : { ok: false, reason: 'mismatch' };
+
+const encoder = new TextEncoder();
+
+async function hmac(secret: string, body: RawBody): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const data = typeof body === 'string' ? encoder.encode(body) : body;
+  return new Uint8Array(await crypto.subtle.sign('HMAC', key, data as Uint8Array<ArrayBuffer>));
+}
+
+function equalConstantTime(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+function fromHex(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+function toHex(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  return s;
 }
