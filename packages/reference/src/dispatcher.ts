@@ -1,0 +1,224 @@
+import { paymentEventSchema, SERVICE_TIMEOUT_MS, sign, SIGNATURE_HEADER, type PaymentEventName } from '@payhook/core';
+import { callbackUrlProblem } from './callback-url.js';
+import type { Clock } from './clock.js';
+import type { FaultRule, Faults } from './faults.js';
+import type { Merchant, Mode } from './merchants.js';
+import { toPayload, type Transaction } from './transactions.js';
+
+/** Delay before attempts 2 to 5 (section 6), counted from the start of the attempt before. */
+export const RETRY_DELAYS_MS = [60_000, 120_000, 240_000, 480_000] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** A delivery not answered with 2xx within this time counts as failed. */
+export const DELIVERY_TIMEOUT_MS = SERVICE_TIMEOUT_MS;
+
+export interface DeliveryAttempt {
+  /** 1 to 5. */
+  number: number;
+  /** When the attempt started (ISO 8601, the service's clock). */
+  at: string;
+  /** HTTP status answered, or null when none came (timeout, connection error, injected failure). */
+  status: number | null;
+  durationMs: number;
+  /** Why the attempt failed; null when it succeeded. */
+  error: string | null;
+}
+
+/**
+ * - `pending`: the first attempt is running or waiting (a `delay` fault);
+ * - `retrying`: an attempt failed and the next one is scheduled at `nextAttemptAt`;
+ * - `delivered`: an attempt got a 2xx;
+ * - `failed`: permanently failed after the 5th attempt, or never sendable (see `error`);
+ * - `dropped`, `held`: sandbox faults.
+ */
+export type DeliveryState = 'pending' | 'retrying' | 'delivered' | 'failed' | 'dropped' | 'held';
+
+export interface Delivery {
+  id: string;
+  merchantId: string;
+  mode: Mode;
+  reference: string;
+  event: PaymentEventName;
+  url: string | null;
+  state: DeliveryState;
+  attempts: DeliveryAttempt[];
+  nextAttemptAt: string | null;
+  createdAt: string;
+  /** Set on the extra copies a `duplicate` fault makes. */
+  duplicateOf: string | null;
+  /** Why the delivery was never attempted (no callback URL, refused URL), else null. */
+  error: string | null;
+  /** The exact bytes sent, and their signature header. */
+  body: string;
+  signature: string;
+}
+
+export interface DeliveryFilter {
+  merchantId?: string;
+  mode?: Mode;
+  reference?: string;
+}
+
+export interface Dispatcher {
+  /** Send `event` for `tx` to its callback URL: record the delivery and start its first attempt. */
+  send(merchant: Merchant, tx: Transaction, event: PaymentEventName): Delivery[];
+  /** Deliveries, oldest first. */
+  list(filter?: DeliveryFilter): Delivery[];
+}
+
+export interface DispatcherOptions {
+  clock: Clock;
+  faults: Faults;
+  allowHttpCallbacks: boolean;
+  /** Report failures the service cannot answer with an HTTP status. Default: nothing. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * The webhook dispatcher: signs exactly the bytes it sends, times out after 10 s of the service's
+ * clock, retries after 1, 2, 4 and 8 minutes, and marks the delivery permanently failed after the
+ * 5th attempt. Redirects are not followed. Every attempt is recorded.
+ *
+ * @example
+ * const dispatcher = createDispatcher({ clock, faults, allowHttpCallbacks: false });
+ * dispatcher.send(merchant, tx, 'payment.success');
+ */
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { clock, faults } = options;
+  const deliveries: Delivery[] = [];
+  const held = new Map<FaultRule, Delivery[]>();
+  let n = 0;
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  function record(merchant: Merchant, tx: Transaction, event: PaymentEventName, body: string, duplicateOf: string | null): Delivery {
+    const url = tx.callbackUrl ?? merchant.callbackUrl ?? null;
+    const problem = url === null ? 'No callback URL: set one for the merchant or pass callbackUrl at initialize.' : callbackUrlProblem(url, options.allowHttpCallbacks);
+    const d: Delivery = {
+      id: `dlv_${++n}`,
+      merchantId: merchant.id,
+      mode: tx.mode,
+      reference: tx.reference,
+      event,
+      url,
+      state: problem ? 'failed' : 'pending',
+      attempts: [],
+      nextAttemptAt: null,
+      createdAt: iso(clock.now()),
+      duplicateOf,
+      error: problem,
+      body,
+      signature: sign(body, merchant.webhookSecret),
+    };
+    deliveries.push(d);
+    return d;
+  }
+
+  /** Run one attempt; `then` runs once it is recorded (used to send held deliveries in order). */
+  function attempt(d: Delivery, then?: () => void): void {
+    const number = d.attempts.length + 1;
+    const startedAt = clock.now();
+    const deadline = startedAt + DELIVERY_TIMEOUT_MS;
+    const controller = new AbortController();
+    const stopTimer = clock.at(deadline, () => controller.abort());
+    d.nextAttemptAt = null;
+    const work = (async () => {
+      let status: number | null = null;
+      let error: string | null = null;
+      const injected = faults.take(d, ['fail']);
+      if (injected) {
+        error = `injected failure (sandbox fault ${injected.id})`;
+      } else {
+        try {
+          const response = await fetch(d.url!, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: d.signature, 'user-agent': 'payhook-reference' },
+            body: d.body,
+            redirect: 'manual',
+            signal: controller.signal,
+          });
+          status = response.status;
+          // The body is not needed; cancelling frees the connection without waiting for it.
+          await response.body?.cancel().catch(() => {});
+          if (status < 200 || status > 299) {
+            error = status >= 300 && status < 400 ? `redirect ${status} not followed` : `answered ${status}, not 2xx`;
+          }
+        } catch (e) {
+          error = controller.signal.aborted
+            ? `timed out: no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
+            : `connection error: ${describe(e)}`;
+        }
+      }
+      stopTimer();
+      d.attempts.push({ number, at: iso(startedAt), status, durationMs: clock.now() - startedAt, error });
+      if (error === null) d.state = 'delivered';
+      else if (number >= MAX_ATTEMPTS) d.state = 'failed';
+      else {
+        const at = startedAt + RETRY_DELAYS_MS[number - 1]!;
+        d.state = 'retrying';
+        d.nextAttemptAt = iso(at);
+        clock.at(at, () => {
+          attempt(d);
+        });
+      }
+      then?.();
+    })().catch((e) => options.onError?.(e));
+    void clock.track(work, deadline);
+  }
+
+  function start(d: Delivery): void {
+    if (d.state === 'failed') return;
+    const fault = faults.take(d, ['drop', 'delay', 'reorder']);
+    if (fault?.type === 'drop') {
+      d.state = 'dropped';
+    } else if (fault?.type === 'delay') {
+      d.nextAttemptAt = iso(clock.now() + fault.ms);
+      clock.at(clock.now() + fault.ms, () => {
+        attempt(d);
+      });
+    } else if (fault?.type === 'reorder') {
+      d.state = 'held';
+      const group = [...(held.get(fault) ?? []), d];
+      held.set(fault, group);
+      if (fault.remaining === 0) {
+        held.delete(fault);
+        const newestFirst = group.reverse();
+        newestFirst.forEach((h) => (h.state = 'pending'));
+        const next = (i: number) => () => {
+          if (i < newestFirst.length) attempt(newestFirst[i]!, next(i + 1));
+        };
+        next(0)();
+      }
+    } else {
+      attempt(d);
+    }
+  }
+
+  return {
+    send(merchant, tx, event) {
+      const payload = toPayload(tx, event);
+      // A payload that fails the schema is a bug in the service, never something to send.
+      paymentEventSchema.parse(payload);
+      const body = JSON.stringify(payload);
+      const first = record(merchant, tx, event, body, null);
+      const sent = [first];
+      const duplicate = first.state === 'failed' ? undefined : faults.take(first, ['duplicate']);
+      for (let i = 0; i < (duplicate?.times ?? 0); i++) sent.push(record(merchant, tx, event, body, first.id));
+      start(first);
+      // Copies skip the other faults: one rule, one effect.
+      for (const copy of sent.slice(1)) attempt(copy);
+      return sent;
+    },
+    list(filter = {}) {
+      return deliveries.filter(
+        (d) =>
+          (filter.merchantId === undefined || d.merchantId === filter.merchantId) &&
+          (filter.mode === undefined || d.mode === filter.mode) &&
+          (filter.reference === undefined || d.reference === filter.reference),
+      );
+    },
+  };
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}

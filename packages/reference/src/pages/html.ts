@@ -1,0 +1,50 @@
+/** Markup that is already safe; everything else interpolated into `html` is escaped. */
+export class Html {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+function render(value: unknown): string {
+  if (value instanceof Html) return value.value;
+  if (Array.isArray(value)) return value.map(render).join('');
+  if (value === null || value === undefined || value === false) return '';
+  return escapeHtml(String(value));
+}
+
+/**
+ * A template tag that escapes every interpolated value, unless it is itself `html`.
+ *
+ * @example
+ * html`<td>${tx.merchantReference}</td>`; // "<td>&lt;script&gt;…</td>" for hostile input
+ */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? render(values[i]) : ''), ''));
+}
+
+const STYLE = `body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;font-size:.9rem}
+.status{font-weight:bold}.box{border:1px solid #ccc;border-radius:.5rem;padding:1.5rem;max-width:28rem}
+button{font-size:1rem;padding:.5rem 1.2rem;margin:.3rem .3rem 0 0}code{font-size:.85rem}`;
+
+/** A whole page, with a Content-Security-Policy that allows no script and forms to this origin only. */
+export function page(title: string, body: Html, status = 200): Response {
+  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><style>${new Html(STYLE)}</style></head><body>${body}</body></html>`;
+  return new Response(doc.value, {
+    status,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    },
+  });
+}
+
+/** Redirect after a form post, so reloading the page does not post again. */
+export const seeOther = (location: string): Response => new Response(null, { status: 303, headers: { location } });

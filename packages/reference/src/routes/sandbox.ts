@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { faultInputSchema } from '../faults.js';
+import { ApiError, invalid, readJson, success } from '../http.js';
+import type { Route, RouteRequest } from '../router.js';
+import { PAYMENT_METHODS, toRecord } from '../transactions.js';
+import { isAction, TRANSITIONS } from '../transitions.js';
+
+const actionBodySchema = z.object({
+  paymentMethod: z.enum(PAYMENT_METHODS, { error: `paymentMethod must be one of: ${PAYMENT_METHODS.join(', ')}` }).optional(),
+});
+
+const advanceSchema = z.object({
+  ms: z
+    .number({ error: 'ms is required: the number of milliseconds to move the clock forward, e.g. {"ms": 60000}' })
+    .int('ms must be a whole number of milliseconds')
+    .min(0, 'ms must not be negative')
+    .max(366 * 24 * 60 * 60 * 1000, 'ms must be at most one year'),
+});
+
+async function move(req: RouteRequest): Promise<Response> {
+  const { ctx, caller, params, request } = req;
+  const action = params.action!;
+  if (!isAction(action)) {
+    throw new ApiError(404, `Unknown sandbox action "${action}": use one of ${Object.keys(TRANSITIONS).join(', ')}.`);
+  }
+  const body = actionBodySchema.safeParse(await readJson(request, { optional: true }));
+  if (!body.success) throw invalid(body.error);
+  const tx = ctx.transactions.get(caller.merchant.id, 'sandbox', params.reference!);
+  if (!tx) throw new ApiError(404, `No sandbox transaction ${params.reference} under this account: check the reference.`);
+  const paymentMethod = body.data.paymentMethod ?? (tx.paymentMethod || 'telebirr');
+  const moved = ctx.move(tx, action, { note: 'sandbox control', paymentMethod });
+  if (!moved.ok) throw new ApiError(400, moved.message);
+  return success(toRecord(tx));
+}
+
+function deliveries({ ctx, caller, url }: RouteRequest): Response {
+  const reference = url.searchParams.get('reference') ?? undefined;
+  return success(ctx.dispatcher.list({ merchantId: caller.merchant.id, mode: 'sandbox', reference }));
+}
+
+async function advance({ ctx, request }: RouteRequest): Promise<Response> {
+  const body = advanceSchema.safeParse(await readJson(request));
+  if (!body.success) throw invalid(body.error);
+  await ctx.clock.advance(body.data.ms);
+  return success({ now: new Date(ctx.clock.now()).toISOString() });
+}
+
+async function addFault({ ctx, caller, request }: RouteRequest): Promise<Response> {
+  const body = faultInputSchema.safeParse(await readJson(request));
+  if (!body.success) throw invalid(body.error);
+  return success(ctx.faults.add(caller.merchant.id, body.data), 201);
+}
+
+/** Sandbox control (sandbox keys only): move transactions, read deliveries, the clock, faults. */
+export const sandboxRoutes: Route[] = [
+  { method: 'POST', path: '/_sandbox/transactions/:reference/:action', access: 'sandbox', handle: move },
+  { method: 'GET', path: '/_sandbox/deliveries', access: 'sandbox', handle: deliveries },
+  { method: 'GET', path: '/_sandbox/clock', access: 'sandbox', handle: ({ ctx }) => success({ now: new Date(ctx.clock.now()).toISOString() }) },
+  { method: 'POST', path: '/_sandbox/clock/advance', access: 'sandbox', handle: advance },
+  { method: 'GET', path: '/_sandbox/faults', access: 'sandbox', handle: ({ ctx, caller }) => success(ctx.faults.list(caller.merchant.id)) },
+  { method: 'POST', path: '/_sandbox/faults', access: 'sandbox', handle: addFault },
+  {
+    method: 'DELETE',
+    path: '/_sandbox/faults',
+    access: 'sandbox',
+    handle: ({ ctx, caller }) => {
+      ctx.faults.clear(caller.merchant.id);
+      return success({ cleared: true });
+    },
+  },
+];
