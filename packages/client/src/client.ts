@@ -196,8 +196,9 @@ export function createClient(options: ClientOptions): Client {
     cancel: (reference) => call({ method: 'POST', path: path(reference, '/cancel'), data: transactionRecordSchema, safe: false }),
     retrieve: (reference) => call({ method: 'GET', path: path(reference), data: transactionRecordSchema, safe: true }),
     timeline: (reference) => call({ method: 'GET', path: path(reference, '/timeline'), data: timelineSchema, safe: true }),
-    list: (filters = {}) =>
-      call({ method: 'GET', path: '/v1/transactions', query: checkList(filters), data: listPageSchema, safe: true }),
+    async list(filters = {}) {
+      return call({ method: 'GET', path: '/v1/transactions', query: checkList(filters), data: listPageSchema, safe: true });
+    },
     async *listAll(filters = {}) {
       for (const window of windows(filters)) {
         let cursor: string | undefined;
