@@ -1,11 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient, createRateLimiter, PaymentServiceError, windows, type Client } from '@payhook/client';
-import { API_MESSAGES, MAX_LIST_RANGE_MS } from '@payhook/core';
+import { API_MESSAGES, MAX_LIST_RANGE_MS, type InitializeInput } from '@payhook/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_KEY, REVOKED_KEY, SANDBOX_KEY, start, validInput, type Started } from './reference/helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
+/** The suite's valid input; the bad cases override fields with values the types would refuse. */
+const input = (overrides: Record<string, unknown> = {}) => validInput(overrides) as InitializeInput;
 
 async function rejection(promise: Promise<unknown>): Promise<PaymentServiceError> {
   const error = await promise.then(
@@ -28,7 +30,7 @@ describe('the client against the reference service over HTTP', () => {
   afterAll(() => ref.close());
 
   it('initializes, normalising the phone, and reads the record back', async () => {
-    const created = await client.transactions.initialize(validInput({ customerPhone: '+251912345678', merchantReference: 'c-1' }));
+    const created = await client.transactions.initialize(input({ customerPhone: '+251912345678', merchantReference: 'c-1' }));
     expect(created.checkoutUrl).toContain(created.reference);
     const record = await client.transactions.retrieve(created.reference);
     expect(record).toMatchObject({ reference: created.reference, status: 'pending', customer: { phone: '251912345678' }, merchantReference: 'c-1' });
@@ -48,17 +50,17 @@ describe('the client against the reference service over HTTP', () => {
       },
     });
     const before = ref.service.transactions().length;
-    const created = await flaky.transactions.initialize(validInput({ merchantReference: 'c-retry' }));
+    const created = await flaky.transactions.initialize(input({ merchantReference: 'c-retry' }));
     expect(calls).toBe(2);
     expect(ref.service.transactions().length).toBe(before + 1);
     expect(ref.service.transactions()[0]!.reference).toBe(created.reference);
   });
 
   it('gives the same reference for the same idempotency key given twice', async () => {
-    const a = await client.transactions.initialize(validInput({ merchantReference: 'c-key' }), { idempotencyKey: 'order-c-key' });
-    const b = await client.transactions.initialize(validInput({ merchantReference: 'c-key' }), { idempotencyKey: 'order-c-key' });
+    const a = await client.transactions.initialize(input({ merchantReference: 'c-key' }), { idempotencyKey: 'order-c-key' });
+    const b = await client.transactions.initialize(input({ merchantReference: 'c-key' }), { idempotencyKey: 'order-c-key' });
     expect(b.reference).toBe(a.reference);
-    const clash = await rejection(client.transactions.initialize(validInput({ merchantReference: 'other' }), { idempotencyKey: 'order-c-key' }));
+    const clash = await rejection(client.transactions.initialize(input({ merchantReference: 'other' }), { idempotencyKey: 'order-c-key' }));
     expect(clash.status).toBe(409);
   });
 
@@ -69,15 +71,15 @@ describe('the client against the reference service over HTTP', () => {
     ['currency', { currencyCode: 'XYZ' }, API_MESSAGES.currencyCode],
     ['phone', { customerPhone: '0811111111' }, API_MESSAGES.customerPhone],
   ])('refuses a bad %s before sending, with the message the service gives', async (_, bad, message) => {
-    const local = await rejection(client.transactions.initialize(validInput(bad)));
+    const local = await rejection(client.transactions.initialize(input(bad)));
     expect(local).toMatchObject({ status: 400, serviceMessage: message, request: { sent: false } });
-    const served = await ref.call('POST', '/v1/transactions/initialize', { body: validInput(bad) });
+    const served = await ref.call('POST', '/v1/transactions/initialize', { body: input(bad) });
     expect(served.status).toBe(400);
     expect(served.json.data.message).toBe(message);
   });
 
   it('verifies: 400 naming the status until paid, then the completed record', async () => {
-    const { reference } = await client.transactions.initialize(validInput());
+    const { reference } = await client.transactions.initialize(input());
     const early = await rejection(client.transactions.verify(reference));
     expect(early.status).toBe(400);
     expect(early.serviceMessage).toMatch(/pending/);
@@ -87,7 +89,7 @@ describe('the client against the reference service over HTTP', () => {
   });
 
   it('cancels only from pending or processing, and shows it on the timeline', async () => {
-    const { reference } = await client.transactions.initialize(validInput());
+    const { reference } = await client.transactions.initialize(input());
     expect(await client.transactions.cancel(reference)).toMatchObject({ status: 'cancelled' });
     expect((await rejection(client.transactions.cancel(reference))).status).toBe(400);
     const timeline = await client.transactions.timeline(reference);
@@ -102,7 +104,7 @@ describe('the client against the reference service over HTTP', () => {
     const revoked = createClient({ apiKey: REVOKED_KEY, baseUrl: ref.url });
     expect((await rejection(revoked.transactions.list())).status).toBe(401);
     const readOnly = createClient({ apiKey: READ_ONLY_KEY, baseUrl: ref.url });
-    const forbidden = await rejection(readOnly.transactions.initialize(validInput()));
+    const forbidden = await rejection(readOnly.transactions.initialize(input()));
     expect(forbidden.status).toBe(403);
     expect(forbidden.request.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
     expect(JSON.stringify(forbidden)).not.toContain(READ_ONLY_KEY);
@@ -119,7 +121,7 @@ describe('the client against the reference service over HTTP', () => {
   });
 
   it('gets 400 from the service for a tampered cursor and for an expired one', async () => {
-    for (let i = 0; i < 3; i++) await client.transactions.initialize(validInput());
+    for (let i = 0; i < 3; i++) await client.transactions.initialize(input());
     const page = await client.transactions.list({ limit: 1 });
     expect(page.nextCursor).toEqual(expect.any(String));
     const cursor = page.nextCursor!;
@@ -138,7 +140,7 @@ describe('the client against the reference service over HTTP', () => {
       const begin = own.service.clock.now();
       const made: string[] = [];
       for (let day = 0; day <= 200; day += 10) {
-        for (let i = 0; i < 2; i++) made.push((await c.transactions.initialize(validInput())).reference);
+        for (let i = 0; i < 2; i++) made.push((await c.transactions.initialize(input())).reference);
         await own.service.clock.advance(10 * DAY);
       }
       const to = new Date(own.service.clock.now());
