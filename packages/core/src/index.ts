@@ -1,4 +1,4 @@
-export { sign, signAsync, verifySignature, verifySignatureAsync, type RawBody, type VerifyResult } from './signature.js';
+export { createVerifier, sign, signAsync, verifySignature, verifySignatureAsync, type RawBody, type VerifyResult } from './signature.js';
 export {
   EVENT_NAMES,
   isPaymentEventName,

@@ -26,6 +26,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const retentionMs = options.retentionMs ?? 24 * 60 * 60 * 1000;
   const now = options.now ?? Date.now;
   const cache = new LRUCache<string, Entry>({ max: options.max ?? 100_000 });
+  // Unique per claim: a random prefix per store and a counter, cheaper than a UUID per claim.
+  const tokenPrefix = `${crypto.randomUUID()}:`;
+  let claims = 0;
 
   // An entry past its `until` is as good as absent; the attempt count survives only while it lives.
   const live = (key: string, t: number): Entry | undefined => {
@@ -47,7 +50,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       if (e?.state === 'claimed' && e.until > t) return { status: 'in-progress', leaseExpiresAt: e.until };
       // A released or expired claim keeps its attempt count: the next run is a redelivery.
       const attempt = e && e.state !== 'done' ? e.attempt + 1 : 1;
-      const token = crypto.randomUUID();
+      const token = tokenPrefix + (++claims).toString(36);
       cache.set(key, { state: 'claimed', attempt, token, until: t + leaseMs });
       return { status: 'claimed', token, attempt };
     },

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
+import { bodyUnavailable } from './body-unavailable.js';
 import { SIGNATURE_HEADER, type Receiver, type ReceiverResult } from './receiver.js';
 import type { RawBody } from './signature.js';
 
@@ -67,17 +68,4 @@ export function toNodeListener(receiver: Receiver, options: NodeDeliveryOptions 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     writeNodeResponse(res, await processNodeRequest(receiver, req, options));
   };
-}
-
-function bodyUnavailable(framework: string | undefined, parsed: unknown): string {
-  const what = parsed === undefined ? 'the request stream was already read' : 'a body parser already parsed the request';
-  const fix: Record<string, string> = {
-    express:
-      'mount the payhook route before express.json(), or use express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }) and pass req.rawBody',
-    fastify: 'register the payhook plugin in its own scope so its buffer parser handles the route',
-    next: "export const config = { api: { bodyParser: false } } from the Pages Router API route",
-  };
-  return `[@payhook/${framework ?? 'core'}] ${what}, so the signature cannot be checked on the raw bytes: ${
-    fix[framework ?? ''] ?? 'give payhook the untouched request before any body parser'
-  }.`;
 }

@@ -1,4 +1,5 @@
 import secureJson from 'secure-json-parse';
+import { bodyUnavailable } from './body-unavailable.js';
 import { NonRetriableError } from './errors.js';
 import type { TransactionRecord } from './api-schema.js';
 import {
@@ -10,7 +11,7 @@ import {
 } from './event-router.js';
 import { isPaymentEventName, paymentEventSchema, type PaymentEvent, type PaymentEventName } from './event-schema.js';
 import { memoryStore } from './memory-store.js';
-import { nodeCrypto, verifySignature, verifySignatureAsync, type RawBody } from './signature.js';
+import { createVerifier, nodeCrypto, verifySignatureAsync, type RawBody } from './signature.js';
 import type { Store } from './store.js';
 
 /** The header the service signs with; HTTP header names are case-insensitive. */
@@ -109,8 +110,8 @@ export interface Receiver {
   onAny(handler: EventHandler, options?: HandlerOptions): Receiver;
   /** Called for every failure: handler errors (also after a 202), rejected events, store errors. */
   onError(handler: ErrorHandler): Receiver;
-  /** The web-standard entry: Hono, Next's App Router, Bun, Deno, workers. */
-  handle(request: Request): Promise<Response>;
+  /** The web-standard entry: Hono, Next's App Router, Bun, Deno, workers. `framework` names the fix when the body was already read. */
+  handle(request: Request, options?: { framework?: string }): Promise<Response>;
   /** The pipeline on an already-read body; adapters and the Node bridge call this. */
   process(delivery: RawDelivery): Promise<ReceiverResult>;
   /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
@@ -184,6 +185,8 @@ export const defaultDedupeKey = (event: PaymentEvent): string => `${event.mode}:
  */
 export function createReceiver(options: ReceiverOptions): Receiver {
   const secrets = checkSecrets(options.secret);
+  // Node's crypto when the runtime has it (faster, synchronous, keys prepared once); Web Crypto elsewhere.
+  const verify = nodeCrypto() ? createVerifier(secrets) : undefined;
   const budgetMs = options.budgetMs ?? 8_000;
   if (!(budgetMs > 0 && budgetMs < SERVICE_TIMEOUT_MS)) {
     throw new RangeError(
@@ -205,10 +208,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const router: EventRouter = createEventRouter();
   const errorHandlers: ErrorHandler[] = [];
 
+  const message = (r: DeliveryReport) => `[@payhook/core] ${r.late ? 'late outcome' : 'delivery'} ${r.outcome} (${r.status})`;
   function report(r: DeliveryReport): DeliveryReport {
-    const message = `[@payhook/core] ${r.late ? 'late outcome' : 'delivery'} ${r.outcome} (${r.status})`;
     if (r.error !== undefined) {
-      logger.error(message, r);
+      logger.error(message(r), r);
       for (const h of errorHandlers) {
         try {
           h(r.error, r);
@@ -216,18 +219,23 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           logger.error('[@payhook/core] an onError handler threw', { ...r, error: e });
         }
       }
-    } else if (r.status >= 400) logger.warn(message, r);
-    else logger.info(message, r);
+    } else if (r.status >= 400) logger.warn(message(r), r);
+    // Successes are the hot path: no message is built for the default, silent info logger.
+    else if (logger.info !== defaultLogger.info) logger.info(message(r), r);
     return r;
   }
 
   function result(outcome: DeliveryOutcome, fields: Omit<DeliveryReport, 'outcome' | 'status'> = {}): ReceiverResult {
-    const status = STATUS[outcome];
+    return answer({ outcome, status: STATUS[outcome], ...fields });
+  }
+
+  /** The HTTP answer for a report, which is logged once here. */
+  function answer(r: DeliveryReport): ReceiverResult {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (status === 405) headers.allow = 'POST';
+    if (r.status === 405) headers.allow = 'POST';
     // Stop reading an oversized upload rather than drain it.
-    if (status === 413) headers.connection = 'close';
-    return { status, headers, body: `{"outcome":"${outcome}"}`, report: report({ outcome, status, ...fields }) };
+    if (r.status === 413) headers.connection = 'close';
+    return { status: r.status, headers, body: `{"outcome":"${r.outcome}"}`, report: report(r) };
   }
 
   /** Run the handlers of a claimed event and record what happened; resolves when they are done. */
@@ -367,10 +375,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const size = typeof body === 'string' ? utf8Length(body) : body.byteLength;
     if (size > maxBodyBytes) return result('too-large');
 
-    // Node's crypto when the runtime has it (faster, synchronous); Web Crypto elsewhere.
-    const verified = nodeCrypto()
-      ? verifySignature(body, delivery.signature, secrets)
-      : await verifySignatureAsync(body, delivery.signature, secrets);
+    const verified = verify ? verify(body, delivery.signature) : await verifySignatureAsync(body, delivery.signature, secrets);
     if (!verified.ok) return result('unauthorized');
 
     let event: PaymentEvent;
@@ -384,9 +389,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     } catch (error) {
       return result('malformed', { error });
     }
-    const r = await claimAndRun(event, verified.secretIndex, 'webhook', budgetMs);
-    const { outcome, ...fields } = r;
-    return result(outcome, fields);
+    return answer(await claimAndRun(event, verified.secretIndex, 'webhook', budgetMs));
   }
 
   const receiver: Receiver = {
@@ -405,8 +408,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     process,
-    async handle(request) {
-      const r = await handleRequest(request);
+    async handle(request, handleOptions = {}) {
+      const r = await handleRequest(request, handleOptions.framework);
       return new Response(r.body, { status: r.status, headers: r.headers });
     },
     async dispatch(event, opts = {}) {
@@ -428,9 +431,12 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
   }
 
-  async function handleRequest(request: Request): Promise<ReceiverResult> {
+  async function handleRequest(request: Request, framework: string | undefined): Promise<ReceiverResult> {
     if (request.method.toUpperCase() !== 'POST') return result('method-not-allowed');
-    if (request.bodyUsed) return result('body-unavailable', { error: new Error(BODY_UNAVAILABLE) });
+    if (request.bodyUsed) {
+      const message = framework ? bodyUnavailable(framework, undefined) : BODY_UNAVAILABLE;
+      return result('body-unavailable', { error: new Error(message) });
+    }
     const read = await readLimited(request, maxBodyBytes);
     if (read === 'too-large') return result('too-large');
     return process({ method: request.method, signature: request.headers.get(SIGNATURE_HEADER) ?? undefined, body: read });

@@ -57,17 +57,32 @@ export function verifySignature(
   header: unknown,
   secretOrSecrets: string | readonly string[],
 ): VerifyResult {
-  const { createHmac, timingSafeEqual } = requireNodeCrypto('verifySignature');
-  const p = prepare(header, secretOrSecrets);
-  if (!p.ok) return p;
-  let matched = -1;
-  // Every secret is tried, so the time taken does not tell which one matched.
-  for (let i = 0; i < p.secrets.length; i++) {
-    const secret = p.secrets[i];
-    if (typeof secret !== 'string' || secret === '') continue;
-    if (timingSafeEqual(createHmac('sha256', secret).update(body).digest(), p.given) && matched < 0) matched = i;
-  }
-  return outcome(matched);
+  return createVerifier(secretOrSecrets)(body, header);
+}
+
+/**
+ * `verifySignature` with the secrets turned into HMAC keys once, for checking many deliveries
+ * against the same secrets (the receiver uses one).
+ *
+ * @example
+ * const verify = createVerifier([newSecret, oldSecret]);
+ * const result = verify(rawBody, request.headers.get('x-service-signature'));
+ */
+export function createVerifier(secretOrSecrets: string | readonly string[]): (body: RawBody, header: unknown) => VerifyResult {
+  const { createHmac, createSecretKey, timingSafeEqual } = requireNodeCrypto('verifySignature');
+  const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
+  const keys = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? createSecretKey(Buffer.from(s)) : undefined)) : [];
+  return (body, header) => {
+    const p = prepare(header, keys, (hex) => Buffer.from(hex, 'hex'));
+    if (!p.ok) return p;
+    let matched = -1;
+    // Every secret is tried, so the time taken does not tell which one matched.
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (key && timingSafeEqual(createHmac('sha256', key).update(body).digest(), p.given) && matched < 0) matched = i;
+    }
+    return outcome(matched);
+  };
 }
 
 /**
@@ -92,28 +107,26 @@ export async function verifySignatureAsync(
   header: unknown,
   secretOrSecrets: string | readonly string[],
 ): Promise<VerifyResult> {
-  const p = prepare(header, secretOrSecrets);
+  const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
+  const secrets = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? s : undefined)) : [];
+  const p = prepare(header, secrets, fromHex);
   if (!p.ok) return p;
   let matched = -1;
-  for (let i = 0; i < p.secrets.length; i++) {
-    const secret = p.secrets[i];
-    if (typeof secret !== 'string' || secret === '') continue;
-    if (equalConstantTime(await hmac(secret, body), p.given) && matched < 0) matched = i;
+  for (let i = 0; i < secrets.length; i++) {
+    const secret = secrets[i];
+    if (secret && equalConstantTime(await hmac(secret, body), p.given) && matched < 0) matched = i;
   }
   return outcome(matched);
 }
 
-type Prepared = { ok: false; reason: 'missing' | 'malformed' | 'no-secret' } | { ok: true; given: Uint8Array; secrets: readonly unknown[] };
+type Prepared = { ok: false; reason: 'missing' | 'malformed' | 'no-secret' } | { ok: true; given: Uint8Array };
 
-/** The rules both verifiers share: the header's exact form, and at least one usable secret. */
-function prepare(header: unknown, secretOrSecrets: string | readonly string[]): Prepared {
+/** The rules both verifiers share: the header's exact form, and at least one usable secret (undefined marks an unusable one). */
+function prepare(header: unknown, secrets: readonly unknown[], decodeHex: (hex: string) => Uint8Array): Prepared {
   if (header === undefined || header === null || header === '') return { ok: false, reason: 'missing' };
   if (typeof header !== 'string' || !HEADER.test(header)) return { ok: false, reason: 'malformed' };
-  const secrets: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
-  if (!Array.isArray(secrets) || !secrets.some((s) => typeof s === 'string' && s !== '')) {
-    return { ok: false, reason: 'no-secret' };
-  }
-  return { ok: true, given: fromHex(header.slice(PREFIX.length)), secrets };
+  if (!secrets.some((s) => s !== undefined)) return { ok: false, reason: 'no-secret' };
+  return { ok: true, given: decodeHex(header.slice(PREFIX.length)) };
 }
 
 const outcome = (matched: number): VerifyResult =>
@@ -134,11 +147,13 @@ function equalConstantTime(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
+/** Lower-case hex, already checked against HEADER, to bytes. */
 function fromHex(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  const out = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
   return out;
 }
+const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
 
 function toHex(bytes: Uint8Array): string {
   let s = '';

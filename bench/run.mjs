@@ -1,0 +1,38 @@
+// Run the benchmarks under bench/, one after another, each in its own Node process (so one's JIT
+// and heap state do not colour the next). `pnpm bench` (root) builds the packages, then runs this.
+//
+//   node bench/run.mjs            every benchmark
+//   node bench/run.mjs core       only those whose file name contains "core"
+//
+// .mjs files run with node, .ts files with the workspace's tsx. Each writes its own section of
+// BENCHMARKS.md.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const filters = process.argv.slice(2);
+const files = readdirSync(here)
+  .filter((f) => (f.endsWith('.mjs') || f.endsWith('.ts')) && f !== 'run.mjs' && !f.endsWith('.d.ts'))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error(`[bench] nothing matches ${filters.join(', ')}`);
+  process.exit(1);
+}
+let failed = 0;
+for (const f of files) {
+  const file = path.join(here, f);
+  const [cmd, args] = f.endsWith('.ts')
+    ? [path.join(root, 'node_modules/.bin/tsx'), [file]]
+    : [process.execPath, [file]];
+  console.log(`\n[bench] ${f}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) {
+    failed++;
+    console.error(`[bench] ${f} failed (${r.status ?? r.signal})`);
+  }
+}
+process.exit(failed ? 1 : 0);
