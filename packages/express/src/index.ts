@@ -1,1 +1,39 @@
-export {};
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RawBody, Receiver } from '@payhook/core';
+import { processNodeRequest, writeNodeResponse } from '@payhook/core/node';
+
+/**
+ * A request as Express hands it over. `rawBody` is the convention for bytes that a body parser
+ * kept: `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`.
+ */
+export type PayhookExpressRequest = IncomingMessage & { rawBody?: RawBody };
+
+/** An Express (4 or 5) request handler; typed on Node's objects so no `@types/express` is needed. */
+export type PayhookExpressHandler = (
+  req: PayhookExpressRequest,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void;
+
+/**
+ * The webhook route for Express 4 and 5. Mount it before `express.json()` (it reads the raw
+ * stream itself), or after a parser that kept the bytes in `req.rawBody`; a body that was parsed
+ * without them is answered 500 and logged with the fix, never verified re-serialised.
+ *
+ * @example
+ * const app = express();
+ * app.all('/webhooks', payhookExpress(receiver)); // other methods get 405
+ * app.use(express.json()); // the rest of the app
+ *
+ * @example
+ * // A JSON parser already mounted app-wide: keep the raw bytes for payhook.
+ * app.use(express.json({ verify: (req, _res, buf) => { (req as PayhookExpressRequest).rawBody = buf; } }));
+ * app.all('/webhooks', payhookExpress(receiver));
+ */
+export function payhookExpress(receiver: Receiver): PayhookExpressHandler {
+  return (req, res, next) => {
+    processNodeRequest(receiver, req, { body: req.rawBody, framework: 'express' })
+      .then((result) => writeNodeResponse(res, result))
+      .catch(next);
+  };
+}
