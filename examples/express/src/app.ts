@@ -1,0 +1,19 @@
+import type { Shop } from '@payhook/example-shop';
+import { payhookExpress } from '@payhook/express';
+import express from 'express';
+
+/** The shop on Express: the webhook route first, so it reads the raw body before express.json(). */
+export function createApp(shop: Shop) {
+  const app = express();
+  app.all('/webhooks', payhookExpress(shop.receiver));
+  app.use(express.json());
+  app.post('/checkout', async (req, res) => {
+    const { status, body } = await shop.checkout(req.body);
+    res.status(status).json(body);
+  });
+  app.get('/orders/:merchantReference', (req, res) => {
+    const { status, body } = shop.order(req.params.merchantReference);
+    res.status(status).json(body);
+  });
+  return app;
+}

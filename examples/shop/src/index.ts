@@ -1,0 +1,99 @@
+import { createClient, PaymentServiceError } from '@payhook/client';
+import { createReceiver, memoryStore, type Receiver, type Store } from '@payhook/core';
+import { postgresStore } from '@payhook/store-postgres';
+import { redisStore } from '@payhook/store-redis';
+
+/** An order as the examples show it at `GET /orders/:merchantReference`. */
+export interface Order {
+  merchantReference: string;
+  reference: string;
+  status: string;
+  /** The events whose handlers ran for this order, in the order they ran. */
+  events: string[];
+}
+
+/** An HTTP answer the framework glue writes as JSON. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+export interface Shop {
+  receiver: Receiver;
+  store: Store;
+  /** `POST /checkout`: initialize a transaction for an order. */
+  checkout(body: unknown): Promise<Answer>;
+  /** `GET /orders/:merchantReference`. */
+  order(merchantReference: string): Answer;
+  close(): Promise<void>;
+}
+
+/**
+ * The merchant logic every example shares, so each example is only its framework's routing.
+ * Reads `PAYHOOK_BASE_URL`, `PAYHOOK_API_KEY`, `PAYHOOK_WEBHOOK_SECRET`, and `REDIS_URL` or
+ * `DATABASE_URL` to pick a shared store (otherwise the in-memory one).
+ *
+ * Orders live in this process's memory: enough for a demo. A real shop keeps them in its database,
+ * and with the Postgres store can write them in the same transaction as the done record.
+ */
+export function createShop(env: NodeJS.ProcessEnv = process.env): Shop {
+  const need = (name: string) => {
+    const value = env[name];
+    if (!value) throw new Error(`[payhook example] set ${name} (see the example's README)`);
+    return value;
+  };
+  const client = createClient({ apiKey: need('PAYHOOK_API_KEY'), baseUrl: need('PAYHOOK_BASE_URL') });
+  const store: Store = env.REDIS_URL
+    ? redisStore({ url: env.REDIS_URL, prefix: 'payhook-example:' })
+    : env.DATABASE_URL
+      ? postgresStore({ connectionString: env.DATABASE_URL, table: 'payhook_example_deliveries' })
+      : memoryStore();
+  const orders = new Map<string, Order>();
+
+  const receiver = createReceiver({ secret: need('PAYHOOK_WEBHOOK_SECRET'), store }).onAny((event) => {
+    const order = orders.get(event.merchantReference) ?? {
+      merchantReference: event.merchantReference,
+      reference: event.reference,
+      status: event.status,
+      events: [],
+    };
+    order.status = event.status;
+    order.events.push(event.event);
+    orders.set(event.merchantReference, order);
+  });
+
+  return {
+    receiver,
+    store,
+    async checkout(body) {
+      const input = (body ?? {}) as Record<string, string>;
+      try {
+        const { reference, checkoutUrl } = await client.transactions.initialize(
+          {
+            amount: input.amount!,
+            currencyCode: input.currencyCode as 'ETB',
+            customerPhone: input.customerPhone!,
+            merchantReference: input.merchantReference!,
+          },
+          // One transaction per order, however often the customer presses the button.
+          { idempotencyKey: input.merchantReference ? `order:${input.merchantReference}` : undefined },
+        );
+        if (!orders.has(input.merchantReference!)) {
+          orders.set(input.merchantReference!, { merchantReference: input.merchantReference!, reference, status: 'pending', events: [] });
+        }
+        return { status: 200, body: { reference, checkoutUrl } };
+      } catch (error) {
+        if (error instanceof PaymentServiceError && error.status >= 400 && error.status < 500) {
+          return { status: error.status, body: { error: error.serviceMessage } };
+        }
+        console.error(error);
+        return { status: 502, body: { error: 'the payment service is unavailable; try again' } };
+      }
+    },
+    order(merchantReference) {
+      const order = orders.get(merchantReference);
+      return order ? { status: 200, body: order } : { status: 404, body: { error: `no order ${merchantReference}` } };
+    },
+    close: async () => store.close?.(),
+  };
+}
