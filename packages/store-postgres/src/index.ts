@@ -1,1 +1,7 @@
-export {};
+export {
+  postgresStore,
+  type PostgresStore,
+  type PostgresStoreOptions,
+  type TransactionalEffect,
+} from './postgres-store.js';
+export { DEFAULT_TABLE, schemaSql } from './schema.js';

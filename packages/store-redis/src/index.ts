@@ -1,1 +1,1 @@
-export {};
+export { redisStore, type RedisStore, type RedisStoreOptions } from './redis-store.js';

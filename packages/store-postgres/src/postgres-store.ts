@@ -1,0 +1,366 @@
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_RETENTION_MS } from '@payhook/core';
+import type {
+  ClaimResult,
+  CompleteOptions,
+  EventHandler,
+  HandlerContext,
+  Outcome,
+  PaymentEvent,
+  PaymentEventName,
+  Store,
+  StoreRecord,
+} from '@payhook/core';
+import pg from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { DEFAULT_TABLE, quoteTable, schemaSql } from './schema.js';
+
+const NAME = '[@payhook/store-postgres]';
+
+export interface PostgresStoreOptions {
+  /** A pg Pool you own; the store never ends it. Give it a `connectionTimeoutMillis` so a down database fails fast. */
+  pool?: Pool;
+  /** A connection string; the store then creates, tunes and ends its own pool. */
+  connectionString?: string;
+  /** The table, `name` or `schema.name`. Default `payhook_deliveries`. */
+  table?: string;
+  /** How long done and released records are kept. Default 30 days (`DEFAULT_RETENTION_MS`). */
+  retentionMs?: number;
+  /** Create the table (idempotent, safe when several processes start at once) before first use. Default true. */
+  createTable?: boolean;
+  /** Longest wait for a store query or a connection. Default 2000 ms, under the receiver's budget. */
+  queryTimeoutMs?: number;
+}
+
+/** A merchant's database effect, run on `client` inside the transaction that marks the event done. */
+export type TransactionalEffect<E extends PaymentEventName = PaymentEventName> = (
+  event: PaymentEvent<E>,
+  context: HandlerContext,
+  client: PoolClient,
+) => unknown;
+
+export interface PostgresStore extends Store {
+  /** The pool the store uses. */
+  readonly pool: Pool;
+  /** The quoted table name, for your own queries. */
+  readonly table: string;
+  /**
+   * Wrap a database effect so that it commits in one transaction with the done record, fenced on
+   * the claim token: both commit or neither, so a crash anywhere never runs it twice. Run every
+   * statement of the effect on the `client` it is given. Make it the last handler of its event:
+   * once it commits the event is done, and a later handler that throws is not retried.
+   *
+   * @example
+   * receiver.on('payment.success', store.transactional(async (event, ctx, client) => {
+   *   await client.query('update orders set paid_at = now() where id = $1', [event.merchantReference]);
+   * }));
+   */
+  transactional<E extends PaymentEventName = PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E>;
+  /**
+   * Delete the rows past their retention (they already read as absent), in batches; returns how
+   * many. Run it from a daily job.
+   *
+   * @example
+   * setInterval(() => store.purgeExpired().catch(console.error), 24 * 60 * 60 * 1000).unref();
+   */
+  purgeExpired(options?: { batchSize?: number }): Promise<number>;
+  /**
+   * Create the table now rather than before first use (a no-op when it exists), e.g. at boot so a
+   * missing grant shows at once.
+   *
+   * @example
+   * await store.createTable();
+   */
+  createTable(): Promise<void>;
+  /** Ends the pool when the store created it from `connectionString`; leaves a pool you passed open. */
+  close(): Promise<void>;
+}
+
+/**
+ * The store contract on PostgreSQL: a logged table keyed by the dedupe key; a claim, including
+ * the takeover of a lapsed lease, is one `INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING`
+ * statement. Times come from the database clock. `transactional()` commits a handler's own SQL
+ * with the done record, for exactly-once effects even across crashes.
+ *
+ * @example
+ * import { createReceiver } from '@payhook/core';
+ * import { postgresStore } from '@payhook/store-postgres';
+ *
+ * const store = postgresStore({ connectionString: process.env.DATABASE_URL! });
+ * const receiver = createReceiver({ secret: process.env.PAYHOOK_WEBHOOK_SECRET!, store });
+ */
+export function postgresStore(options: PostgresStoreOptions): PostgresStore {
+  const table = options.table ?? DEFAULT_TABLE;
+  const { sql: t } = quoteTable(table);
+  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
+  const timeoutMs = positiveMs(options.queryTimeoutMs ?? 2_000, 'queryTimeoutMs');
+  const owned = !options.pool;
+  const pool = options.pool ?? createPool(options.connectionString, timeoutMs);
+  const ms = (col: string) => `floor(extract(epoch from ${col}) * 1000)::float8`;
+  const after = (param: string) => `clock_timestamp() + ${param} * interval '1 millisecond'`;
+  const held = `key = $1 AND token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()`;
+
+  const SQL = {
+    // One statement, so a claim is one round trip. From the key's current row it either inserts
+    // a new row (losers of a race for a new key do nothing, and take no row lock), or takes over
+    // a row past its retention, released, or whose lease has lapsed (the UPDATE re-checks its
+    // WHERE on the newest row version under a row lock, so only one takeover wins), or reports
+    // the row that someone else holds.
+    claim: `
+      WITH cur AS (
+        SELECT state, attempt, outcome, completed_at, lease_expires_at, expires_at,
+               expires_at <= clock_timestamp()
+               OR state = 'released'
+               OR (state = 'claimed' AND lease_expires_at <= clock_timestamp()) AS free
+        FROM ${t} WHERE key = $1
+      ),
+      inserted AS (
+        INSERT INTO ${t} (key, state, attempt, token, lease_expires_at, expires_at)
+        SELECT $1, 'claimed', 1, $2, ${after('$3::float8')}, ${after('$4::float8')}
+        WHERE NOT EXISTS (SELECT 1 FROM cur)
+        ON CONFLICT (key) DO NOTHING
+        RETURNING attempt
+      ),
+      taken AS (
+        UPDATE ${t} AS r SET
+          state = 'claimed',
+          -- Past its retention the row is as good as absent: the count starts again.
+          attempt = CASE WHEN r.expires_at <= clock_timestamp() THEN 1 ELSE r.attempt + 1 END,
+          token = $2,
+          lease_expires_at = ${after('$3::float8')},
+          outcome = NULL,
+          completed_at = NULL,
+          expires_at = ${after('$4::float8')}
+        WHERE r.key = $1
+          AND EXISTS (SELECT 1 FROM cur WHERE free)
+          AND (r.expires_at <= clock_timestamp()
+               OR r.state = 'released'
+               OR (r.state = 'claimed' AND r.lease_expires_at <= clock_timestamp()))
+        RETURNING r.attempt
+      ),
+      won AS (SELECT attempt FROM inserted UNION ALL SELECT attempt FROM taken)
+      SELECT 'claimed' AS status, attempt, NULL::text AS outcome, NULL::float8 AS at FROM won
+      UNION ALL
+      SELECT CASE WHEN state = 'done' AND NOT free THEN 'done' ELSE 'in-progress' END, attempt, outcome,
+             CASE WHEN state = 'done' THEN ${ms('completed_at')} ELSE ${ms('lease_expires_at')} END
+      -- Lost a race for a free key: someone else holds it now.
+      FROM cur WHERE NOT EXISTS (SELECT 1 FROM won)`,
+    // Idempotent for the token that completed the record (the receiver completes again after transactional()).
+    complete: `
+      WITH done AS (
+        UPDATE ${t} SET state = 'done', outcome = $3, completed_at = clock_timestamp(), lease_expires_at = NULL,
+          expires_at = ${after('$4::float8')}
+        WHERE ${held}
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM done)
+          OR EXISTS (SELECT 1 FROM ${t} WHERE key = $1 AND token = $2 AND state = 'done' AND expires_at > clock_timestamp())
+         AS held`,
+    release: `
+      UPDATE ${t} SET state = 'released', token = NULL, lease_expires_at = NULL, expires_at = ${after('$3::float8')}
+      WHERE ${held}`,
+    extend: `
+      UPDATE ${t} SET lease_expires_at = ${after('$3::float8')}, expires_at = greatest(expires_at, ${after('$3::float8')})
+      WHERE ${held}`,
+    get: `
+      SELECT state, attempt, outcome, ${ms('completed_at')} AS completed_at, ${ms('lease_expires_at')} AS lease,
+             lease_expires_at > clock_timestamp() AS leased
+      FROM ${t} WHERE key = $1 AND expires_at > clock_timestamp()`,
+    // In the transaction of transactional(): marks done first, so the row stays locked while the effect runs.
+    completeHeld: `
+      UPDATE ${t} SET state = 'done', outcome = 'ok', completed_at = clock_timestamp(), lease_expires_at = NULL,
+        expires_at = ${after('$3::float8')}
+      WHERE ${held}`,
+    purge: `
+      DELETE FROM ${t} WHERE key IN (
+        SELECT key FROM ${t} WHERE expires_at <= clock_timestamp() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+  };
+
+  let schemaReady: Promise<void> | undefined;
+  const ensureTable = (): Promise<void> | undefined => {
+    if (options.createTable === false) return undefined;
+    return (schemaReady ??= createSchema(pool, table, timeoutMs).catch((error) => {
+      schemaReady = undefined;
+      throw error;
+    }));
+  };
+
+  async function query<R extends QueryResultRow>(what: string, key: string, text: string, values: unknown[]) {
+    try {
+      await ensureTable();
+      // Unnamed statements: named ones would break behind PgBouncer's transaction pooling.
+      return await pool.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+    } catch (cause) {
+      throw storeError(what, key, cause, table);
+    }
+  }
+
+  const store: PostgresStore = {
+    pool,
+    table: t,
+    async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+      const lease = positiveMs(leaseMs, 'leaseMs');
+      const token = randomUUID();
+      const { rows } = await query<{ status: string; attempt: number; outcome: Outcome | null; at: number | null }>(
+        'claim',
+        key,
+        SQL.claim,
+        [key, token, lease, Math.max(retentionMs, lease)],
+      );
+      const row = rows[0];
+      if (row?.status === 'claimed') return { status: 'claimed', token, attempt: row.attempt };
+      if (row?.status === 'done') return { status: 'done', outcome: row.outcome ?? 'ok', completedAt: row.at ?? 0 };
+      // No row: another claim inserted the key after this statement's snapshot, so it is in progress.
+      return { status: 'in-progress', leaseExpiresAt: row?.at ?? Date.now() + lease };
+    },
+    async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
+      const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
+      const { rows } = await query<{ held: boolean }>('complete', key, SQL.complete, [key, token, opts.outcome ?? 'ok', ttl]);
+      return rows[0]?.held === true;
+    },
+    async release(key: string, token: string): Promise<boolean> {
+      return (await query('release', key, SQL.release, [key, token, retentionMs])).rowCount === 1;
+    },
+    async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
+      return (await query('extend', key, SQL.extend, [key, token, positiveMs(leaseMs, 'leaseMs')])).rowCount === 1;
+    },
+    async get(key: string): Promise<StoreRecord | undefined> {
+      const { rows } = await query<{
+        state: 'claimed' | 'released' | 'done';
+        attempt: number;
+        outcome: Outcome | null;
+        completed_at: number | null;
+        lease: number | null;
+        leased: boolean | null;
+      }>('read', key, SQL.get, [key]);
+      const row = rows[0];
+      if (!row) return undefined;
+      if (row.state === 'done') {
+        return { state: 'done', attempt: row.attempt, outcome: row.outcome ?? 'ok', completedAt: row.completed_at ?? 0 };
+      }
+      // A claim whose lease has lapsed is as good as released: the next claim takes it over.
+      if (row.state === 'claimed' && row.leased) return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease ?? 0 };
+      return { state: 'released', attempt: row.attempt };
+    },
+    transactional<E extends PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E> {
+      return async (event, ctx) => {
+        const key = ctx.dedupeKey;
+        let client: PoolClient;
+        try {
+          await ensureTable();
+          client = await pool.connect();
+        } catch (cause) {
+          throw storeError('open a transaction for', key, cause, table);
+        }
+        let broken: Error | undefined;
+        try {
+          await client.query('BEGIN');
+          // Fence first: the effect runs only while this delivery holds the claim, and the row lock
+          // keeps any takeover waiting until the transaction ends.
+          const marked = await client.query(SQL.completeHeld, [key, ctx.claimToken, retentionMs]);
+          if (marked.rowCount !== 1) {
+            throw new Error(
+              `${NAME} the claim on "${key}" is no longer held by this delivery (its lease lapsed and another delivery took it over, or it is done), so the effect did not run. Raise leaseMs above your slowest handler.`,
+            );
+          }
+          await effect(event, ctx, client);
+          await client.query('COMMIT');
+        } catch (error) {
+          await client.query('ROLLBACK').catch((e: Error) => {
+            broken = e;
+          });
+          throw error;
+        } finally {
+          // A connection that could not roll back is dropped, never handed back mid-transaction.
+          client.release(broken);
+        }
+      };
+    },
+    async purgeExpired({ batchSize = 10_000 } = {}) {
+      let total = 0;
+      for (;;) {
+        const { rowCount } = await query('purge expired rows of', table, SQL.purge, [batchSize]);
+        total += rowCount ?? 0;
+        if ((rowCount ?? 0) < batchSize) return total;
+      }
+    },
+    async createTable() {
+      if (options.createTable === false) {
+        try {
+          await createSchema(pool, table, timeoutMs);
+        } catch (cause) {
+          throw storeError('create the table for', table, cause, table);
+        }
+        return;
+      }
+      await ensureTable();
+    },
+    async close() {
+      if (owned) await pool.end();
+    },
+  };
+  return store;
+}
+
+/** Create the table; an advisory lock makes processes that start together take turns. */
+async function createSchema(pool: Pool, table: string, timeoutMs: number): Promise<void> {
+  let client: PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (cause) {
+    throw storeError('create the table', table, cause, table);
+  }
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`@payhook/store-postgres:${table}`], query_timeout: timeoutMs * 5 } as pg.QueryConfig);
+    await client.query(schemaSql(table));
+    await client.query('COMMIT');
+  } catch (cause) {
+    await client.query('ROLLBACK').catch((e: Error) => {
+      broken = e;
+    });
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new Error(
+      `${NAME} could not create the table ${table} (${reason}). Grant CREATE to the store's user, or create it from the package's schema.sql and pass createTable: false.`,
+      { cause },
+    );
+  } finally {
+    client.release(broken);
+  }
+}
+
+function storeError(what: string, key: string, cause: unknown, table: string): Error {
+  if (cause instanceof Error && cause.message.startsWith(NAME)) return cause;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  const code = (cause as { code?: string } | null)?.code;
+  const fix =
+    code === '42P01'
+      ? `The table ${table} does not exist: create it from the package's schema.sql, or leave createTable on.`
+      : 'The receiver answers 503 so the service retries; check that Postgres is running and reachable at the configured URL (DATABASE_URL).';
+  return new Error(`${NAME} could not ${what} "${key}" (${reason}). ${fix}`, { cause });
+}
+
+function createPool(connectionString: string | undefined, timeoutMs: number): Pool {
+  if (!connectionString) {
+    throw new TypeError(
+      `${NAME} pass \`connectionString\` (for example process.env.DATABASE_URL) or \`pool\` (a pg Pool) to postgresStore().`,
+    );
+  }
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs, keepAlive: true, idleTimeoutMillis: 30_000 });
+  let lastLog = 0;
+  // An idle connection that dies emits 'error' on the pool; unheard, it would crash the process.
+  pool.on('error', (error) => {
+    if (Date.now() - lastLog < 10_000) return;
+    lastLog = Date.now();
+    console.error(`${NAME} lost a Postgres connection (${error.message}); deliveries get 503 while the database is unreachable, and the pool reconnects on its own.`);
+  });
+  return pool;
+}
+
+function positiveMs(value: number, name: string): number {
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`${NAME} ${name} must be a positive number of milliseconds; got ${value}.`);
+  }
+  return Math.ceil(value);
+}

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_RETENTION_MS } from '@payhook/core';
+import type { ClaimResult, CompleteOptions, Outcome, Store, StoreRecord } from '@payhook/core';
+import { Redis } from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { CLAIM_SCRIPT, COMPLETE_SCRIPT, EXTEND_SCRIPT, GET_SCRIPT, RELEASE_SCRIPT } from './scripts.js';
+
+const NAME = '[@payhook/store-redis]';
+
+export interface RedisStoreOptions {
+  /**
+   * An ioredis client (or Cluster) you own; the store never closes it. For fail-fast behaviour
+   * create it with `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and a `commandTimeout`.
+   */
+  client?: Redis | Cluster;
+  /** A Redis URL (`redis://…`, `rediss://…`); the store then creates, tunes and closes its own client. */
+  url?: string;
+  /** Put before every key. Default `payhook:`. Must not hold `{` or `}`: the store adds the hash tags. */
+  prefix?: string;
+  /** How long done and released records are kept. Default 30 days (`DEFAULT_RETENTION_MS`). */
+  retentionMs?: number;
+  /** Longest wait for Redis, per command and for a connection being made. Default 2000 ms, under the receiver's budget. */
+  commandTimeoutMs?: number;
+}
+
+export interface RedisStore extends Store {
+  /** The ioredis client the store uses. */
+  readonly client: Redis | Cluster;
+  /** Closes the client when the store created it from `url`; leaves a client you passed open. */
+  close(): Promise<void>;
+}
+
+type ScriptFn = (rec: string, lease: string, ...args: (string | number)[]) => Promise<unknown>;
+interface ScriptCommands {
+  payhookClaimV1: ScriptFn;
+  payhookCompleteV1: ScriptFn;
+  payhookReleaseV1: ScriptFn;
+  payhookExtendV1: ScriptFn;
+  payhookGetV1: ScriptFn;
+}
+
+const SCRIPTS: Record<keyof ScriptCommands, string> = {
+  payhookClaimV1: CLAIM_SCRIPT,
+  payhookCompleteV1: COMPLETE_SCRIPT,
+  payhookReleaseV1: RELEASE_SCRIPT,
+  payhookExtendV1: EXTEND_SCRIPT,
+  payhookGetV1: GET_SCRIPT,
+};
+
+/**
+ * The store contract on Redis: one `EVALSHA` round trip per claim and per complete. A claim is a
+ * `SET NX PX` lease key holding the token, beside a hash with the state and attempt count; both
+ * keys share a hash tag, so the store works on Redis Cluster. Needs Redis 5 or later.
+ *
+ * When Redis is down every call fails within `commandTimeoutMs` (nothing waits in an offline
+ * queue), so the receiver answers 503 and the service retries; ioredis reconnects on its own.
+ *
+ * @example
+ * import { createReceiver } from '@payhook/core';
+ * import { redisStore } from '@payhook/store-redis';
+ *
+ * const store = redisStore({ url: process.env.REDIS_URL!, prefix: 'shop:payhook:' });
+ * const receiver = createReceiver({ secret: process.env.PAYHOOK_WEBHOOK_SECRET!, store });
+ */
+export function redisStore(options: RedisStoreOptions): RedisStore {
+  const prefix = options.prefix ?? 'payhook:';
+  if (/[{}]/.test(prefix)) {
+    throw new TypeError(`${NAME} prefix must not contain "{" or "}" (got ${JSON.stringify(prefix)}): the store puts each key in its own hash tag. Use a prefix like "shop:payhook:".`);
+  }
+  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
+  const timeoutMs = positiveMs(options.commandTimeoutMs ?? 2_000, 'commandTimeoutMs');
+  const owned = !options.client;
+  const client = options.client ?? createClient(options.url, timeoutMs);
+  for (const [name, lua] of Object.entries(SCRIPTS)) {
+    if (typeof (client as unknown as Record<string, unknown>)[name] !== 'function') {
+      client.defineCommand(name, { numberOfKeys: 2, lua });
+    }
+  }
+  const scripts = client as unknown as ScriptCommands;
+  const keys = (key: string): [string, string] => [`${prefix}{${key}}:rec`, `${prefix}{${key}}:lease`];
+
+  // One shared wait for the connection being made, so concurrent calls add no listeners of their own.
+  let connecting: Promise<void> | undefined;
+
+  /** Wait for a connection being made; fail at once when there is none, so nothing sits in an offline queue. */
+  function ready(): Promise<void> {
+    const status = client.status;
+    if (status === 'ready') return Promise.resolve();
+    if (status === 'end') {
+      return Promise.reject(new Error(`${NAME} the Redis client was closed; create a new store (or a new client) to go on.`));
+    }
+    if (status === 'wait') client.connect().catch(() => {});
+    else if (status !== 'connecting' && status !== 'connect') {
+      return Promise.reject(new Error(`Redis is not connected (client status: ${status})`));
+    }
+    connecting ??= new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        connecting = undefined;
+        clearTimeout(timer);
+        client.off('ready', onReady);
+        client.off('close', onClose);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onReady = () => done();
+      const onClose = () => done(new Error('the connection to Redis closed before it was ready'));
+      const timer = setTimeout(done, timeoutMs, new Error(`no connection to Redis within ${timeoutMs} ms`));
+      client.once('ready', onReady);
+      client.once('close', onClose);
+    });
+    return connecting;
+  }
+
+  async function call(what: string, key: string, run: () => Promise<unknown>): Promise<unknown> {
+    try {
+      await ready();
+      return await run();
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      throw new Error(
+        `${NAME} could not ${what} "${key}" (${reason}). The receiver answers 503 so the service retries; ` +
+          'check that Redis is running and reachable at the configured URL (REDIS_URL).',
+        { cause },
+      );
+    }
+  }
+
+  return {
+    client,
+    async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+      const lease = positiveMs(leaseMs, 'leaseMs');
+      const token = randomUUID();
+      const r = (await call('claim', key, () =>
+        scripts.payhookClaimV1(...keys(key), token, lease, Math.max(retentionMs, lease)),
+      )) as [string, unknown, unknown?];
+      if (r[0] === 'claimed') return { status: 'claimed', token, attempt: Number(r[1]) };
+      if (r[0] === 'done') return { status: 'done', outcome: r[1] as Outcome, completedAt: Number(r[2]) };
+      return { status: 'in-progress', leaseExpiresAt: Number(r[1]) };
+    },
+    async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
+      const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
+      const r = await call('complete', key, () => scripts.payhookCompleteV1(...keys(key), token, ttl, opts.outcome ?? 'ok'));
+      return r === 1;
+    },
+    async release(key: string, token: string): Promise<boolean> {
+      return (await call('release', key, () => scripts.payhookReleaseV1(...keys(key), token, retentionMs))) === 1;
+    },
+    async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
+      const lease = positiveMs(leaseMs, 'leaseMs');
+      return (await call('extend', key, () => scripts.payhookExtendV1(...keys(key), token, lease))) === 1;
+    },
+    async get(key: string): Promise<StoreRecord | undefined> {
+      const r = (await call('read', key, () => scripts.payhookGetV1(...keys(key)))) as
+        | [string, string, string | null, string | null, number]
+        | null;
+      if (!r) return undefined;
+      const [state, attempt, outcome, completedAt, leaseExpiresAt] = r;
+      if (state === 'done') {
+        return { state: 'done', attempt: Number(attempt), outcome: outcome as Outcome, completedAt: Number(completedAt) };
+      }
+      // A claim whose lease key is gone has lapsed: as good as released, and the next claim takes it over.
+      if (state === 'claimed' && leaseExpiresAt > 0) return { state: 'claimed', attempt: Number(attempt), leaseExpiresAt };
+      return { state: 'released', attempt: Number(attempt) };
+    },
+    async close() {
+      if (!owned || client.status === 'end') return;
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}
+
+function createClient(url: string | undefined, timeoutMs: number): Redis {
+  if (!url) {
+    throw new TypeError(`${NAME} pass \`url\` (for example process.env.REDIS_URL) or \`client\` (an ioredis client) to redisStore().`);
+  }
+  const client = new Redis(url, {
+    // Fail fast: a command never waits for a connection that may not come back...
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    // ...and a claim that timed out is not sent again later, where it would hold the key for a whole lease.
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+  });
+  let down = false;
+  client.on('error', (error: Error) => {
+    // One line per outage, not one per reconnect attempt; each failed delivery is reported by the receiver.
+    if (down) return;
+    down = true;
+    console.error(`${NAME} lost Redis (${error.message}); deliveries get 503 until it is back, and the client reconnects on its own.`);
+  });
+  client.on('ready', () => {
+    if (down) console.error(`${NAME} Redis is back.`);
+    down = false;
+  });
+  return client;
+}
+
+function positiveMs(value: number, name: string): number {
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`${NAME} ${name} must be a positive number of milliseconds; got ${value}.`);
+  }
+  return Math.ceil(value);
+}

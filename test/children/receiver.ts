@@ -1,0 +1,103 @@
+/**
+ * A receiver process for the multi-process and crash tests, run with `node --import tsx` so the
+ * workspace packages resolve to their sources through tsconfig `paths`. Configured by env:
+ *
+ *   CHILD_STORE       redis | postgres
+ *   CHILD_URL         the Redis URL or Postgres connection string
+ *   CHILD_SECRET      the webhook secret
+ *   CHILD_RUN         the test run's id: effects are recorded under it
+ *   CHILD_EFFECT      redis-counter | pg-insert | pg-transactional
+ *   CHILD_LEASE_MS, CHILD_BUDGET_MS
+ *   CHILD_HANG_AT     after-claim | mid-handler | after-effect: print `POINT <name>` there and
+ *                     hang, for the parent to kill -9 this process
+ *
+ * Prints `READY <port>` once it listens on 127.0.0.1.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createReceiver, type EventHandler, type Store } from '@payhook/core';
+import { toNodeListener } from '@payhook/core/node';
+import { postgresStore } from '@payhook/store-postgres';
+import { redisStore } from '@payhook/store-redis';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+const env = (name: string, fallback?: string): string => {
+  const v = process.env[name] ?? fallback;
+  if (v === undefined) throw new Error(`[receiver child] set ${name}`);
+  return v;
+};
+const storeKind = env('CHILD_STORE');
+const url = env('CHILD_URL');
+const run = env('CHILD_RUN');
+const effectKind = env('CHILD_EFFECT');
+const hangAt = process.env.CHILD_HANG_AT ?? '';
+const REDIS_PREFIX = 'payhook-test:';
+
+const never = () => new Promise<never>(() => {});
+/** Tell the parent where we are, then wait to be killed. */
+async function point(name: string): Promise<never> {
+  process.stdout.write(`POINT ${name}\n`);
+  return never();
+}
+
+const pgStore = storeKind === 'postgres' ? postgresStore({ connectionString: url }) : undefined;
+const base: Store = pgStore ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000 }) // test keys clean themselves up;
+const store: Store =
+  hangAt === 'after-claim'
+    ? {
+        ...base,
+        async claim(key, leaseMs) {
+          const r = await base.claim(key, leaseMs);
+          if (r.status === 'claimed') await point('after-claim');
+          return r;
+        },
+      }
+    : base;
+
+// Effects are recorded where the parent can count them: one row or one counter increment per run of the handler.
+const effectRedis = effectKind === 'redis-counter' ? new Redis(url) : undefined;
+const effectPool = effectKind === 'pg-insert' ? new pg.Pool({ connectionString: url }) : undefined;
+const insertEffect = 'insert into payhook_test_effects (run, key, attempt, pid) values ($1, $2, $3, $4)';
+
+let handler: EventHandler;
+if (effectKind === 'pg-transactional') {
+  if (!pgStore) throw new Error('[receiver child] pg-transactional needs CHILD_STORE=postgres');
+  const tx = pgStore.transactional(async (event, ctx, client) => {
+    if (hangAt === 'mid-handler') await point('mid-handler');
+    await client.query(insertEffect, [run, event.reference, ctx.attempt, process.pid]);
+  });
+  handler = async (event, ctx) => {
+    await tx(event, ctx);
+    if (hangAt === 'after-effect') await point('after-effect');
+  };
+} else {
+  handler = async (event, ctx) => {
+    if (hangAt === 'mid-handler') await point('mid-handler');
+    if (effectRedis) {
+      await effectRedis.hincrby(`payhook-test-effects:${run}`, event.reference, 1);
+      await effectRedis.pexpire(`payhook-test-effects:${run}`, 3_600_000);
+    } else {
+      await effectPool!.query(insertEffect, [run, event.reference, ctx.attempt, process.pid]);
+    }
+    if (hangAt === 'after-effect') await point('after-effect');
+  };
+}
+
+const receiver = createReceiver({
+  secret: env('CHILD_SECRET'),
+  store,
+  leaseMs: Number(env('CHILD_LEASE_MS', '30000')),
+  budgetMs: Number(env('CHILD_BUDGET_MS', '8000')),
+  logger: {
+    warn() {},
+    // Errors go to stderr, which the parent shows when a test fails.
+    error: (message, fields) => console.error(message, fields.outcome, fields.dedupeKey, String(fields.error)),
+  },
+}).onAny(handler);
+
+const server = createServer(toNodeListener(receiver));
+server.keepAliveTimeout = 30_000;
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`);
+});

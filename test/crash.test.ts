@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { Store } from '@payhook/core';
+import { postgresStore } from '@payhook/store-postgres';
+import { redisStore } from '@payhook/store-redis';
+import { post, startReceiver, type ChildReceiver, type Reply } from './children/spawn.js';
+import { countPg, countRedis, effectsTable } from './effects.js';
+import { makeEvent, signed } from './fixtures.js';
+import { requirePostgres, requireRedis } from './services.js';
+
+const SECRET = 'whsec_crash';
+const LEASE_MS = 1_500;
+const BUDGET_MS = 1_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const redisUrl = await requireRedis();
+const pgUrl = await requirePostgres();
+
+type Point = 'after-claim' | 'mid-handler' | 'after-effect';
+interface Case {
+  point: Point;
+  /** What a duplicate gets while the dead process's lease still holds. */
+  during: string;
+  /** What the delivery after the lease gets. */
+  after: string;
+  /** Runs of the effect in the end. */
+  effects: number;
+}
+
+/**
+ * kill -9 a receiver at a point of its work; once the lease lapses the next delivery, on another
+ * process, runs the event, and we count how many times its effect happened.
+ */
+function crashes(store: 'redis' | 'postgres', effect: string, url: string | undefined, cases: Case[]) {
+  describe.skipIf(!url)(`kill -9 on ${store} (${effect})`, () => {
+    const run = randomUUID();
+    const env = {
+      CHILD_STORE: store,
+      CHILD_URL: url!,
+      CHILD_SECRET: SECRET,
+      CHILD_RUN: run,
+      CHILD_EFFECT: effect,
+      CHILD_LEASE_MS: String(LEASE_MS),
+      CHILD_BUDGET_MS: String(BUDGET_MS),
+    };
+    let survivor: ChildReceiver;
+    const victims = new Map<Point, ChildReceiver>();
+    let reader: Store;
+    let redis: Redis | undefined;
+    let pool: pg.Pool | undefined;
+    const count = async (ref: string) =>
+      ((await (redis ? countRedis(redis, run) : countPg(pool!, run))).get(ref) ?? 0);
+
+    beforeAll(async () => {
+      // Start every process at once: a TypeScript child takes a second or two to boot.
+      const started = await Promise.all([env, ...cases.map((c) => ({ ...env, CHILD_HANG_AT: c.point }))].map(startReceiver));
+      survivor = started[0]!;
+      cases.forEach((c, i) => victims.set(c.point, started[i + 1]!));
+      if (store === 'redis') {
+        redis = new Redis(url!);
+        reader = redisStore({ url: url!, prefix: 'payhook-test:', retentionMs: 3_600_000 });
+      } else {
+        pool = await effectsTable(url!);
+        reader = postgresStore({ connectionString: url! });
+      }
+    }, 30_000);
+    afterAll(async () => {
+      await Promise.all([survivor, ...victims.values()].map((c) => c?.stop()));
+      redis?.disconnect();
+      await pool?.end();
+      await reader?.close?.();
+    });
+
+    for (const c of cases) {
+      it(`${c.point}: ${c.effects === 1 ? 'exactly once' : `at least once (${c.effects} runs)`} after the lease lapses`, async () => {
+        const victim = victims.get(c.point)!;
+        const event = makeEvent({ reference: `crash_${c.point}_${run}` });
+        const key = `${event.mode}:${event.reference}:${event.event}`;
+        const { body, headers } = signed(event, SECRET);
+
+        const claimedAt = Date.now();
+        const first = post(victim.port, body, headers).then(
+          (r) => r,
+          (e: Error) => e,
+        );
+        await victim.reached(c.point);
+        await victim.kill9();
+        // The service never got an answer from the dead process, so it will redeliver.
+        expect(await first).toBeInstanceOf(Error);
+        const before = await count(event.reference);
+        expect(before).toBe(c.point === 'after-effect' ? 1 : 0);
+
+        const during: Reply = await post(survivor.port, body, headers);
+        expect(`${during.status} ${during.outcome}`).toBe(c.during);
+
+        await sleep(Math.max(0, claimedAt + LEASE_MS + 150 - Date.now()));
+        const after = await post(survivor.port, body, headers);
+        expect(`${after.status} ${after.outcome}`, survivor.stderr()).toBe(c.after);
+        const again = await post(survivor.port, body, headers);
+        expect(`${again.status} ${again.outcome}`).toBe('200 duplicate');
+
+        expect(await count(event.reference)).toBe(c.effects);
+        const record = await reader.get(key);
+        // A run after a crash is attempt 2; a transactional effect committed its done record in attempt 1.
+        expect(record).toMatchObject({ state: 'done', outcome: 'ok', attempt: c.after === '200 processed' ? 2 : 1 });
+      }, 20_000);
+    }
+  });
+}
+
+const resumed = (point: Point, effects = 1): Case => ({ point, during: '409 in-progress', after: '200 processed', effects });
+
+crashes('redis', 'redis-counter', redisUrl, [
+  resumed('after-claim'),
+  resumed('mid-handler'),
+  // The effect happened but the done record did not: the lease lapses and the event runs again.
+  // This is the at-least-once window of any effect outside the store; make such effects idempotent.
+  resumed('after-effect', 2),
+]);
+
+crashes('postgres', 'pg-transactional', pgUrl, [
+  resumed('after-claim'),
+  // Killed inside the transaction: Postgres rolls it back, the effect never happened.
+  resumed('mid-handler'),
+  // The effect committed together with the done record: the redelivery is a duplicate, at once.
+  { point: 'after-effect', during: '200 duplicate', after: '200 duplicate', effects: 1 },
+]);
+
+crashes('postgres', 'pg-insert', pgUrl, [
+  resumed('mid-handler'),
+  // Without transactional(), the same window as Redis: the effect committed on its own.
+  resumed('after-effect', 2),
+]);

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { createReceiver, type DeliveryReport, type HandlerContext } from '@payhook/core';
+import { postgresStore, schemaSql } from '@payhook/store-postgres';
+import { makeEvent, signedRequest } from './fixtures.js';
+import { requirePostgres } from './services.js';
+import { storeConformance } from './store-conformance.js';
+
+const url = await requirePostgres();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(!url)('postgres', () => {
+  storeConformance('postgres', { make: () => postgresStore({ connectionString: url! }), shared: true });
+
+  describe('postgres store specifics', () => {
+    const pool = new pg.Pool({ connectionString: url! });
+    const table = `payhook_test_${randomUUID().slice(0, 8)}`;
+    const store = postgresStore({ pool, table });
+    const effects = `${table}_effects`;
+    const ctxFor = (key: string, claimToken: string): HandlerContext => ({
+      reference: key,
+      dedupeKey: key,
+      secretIndex: 0,
+      redelivery: false,
+      attempt: 1,
+      claimToken,
+      source: 'webhook',
+    });
+    const effectCount = async (key: string) =>
+      (await pool.query<{ n: number }>(`select count(*)::int as n from ${effects} where key = $1`, [key])).rows[0]!.n;
+    const claim = async (key: string, leaseMs = 5_000) => {
+      const c = await store.claim(key, leaseMs);
+      if (c.status !== 'claimed') throw new Error(`expected a claim, got ${c.status}`);
+      return c.token;
+    };
+    const insertEffect = store.transactional(async (event, ctx, client) => {
+      await client.query(`insert into ${effects} (key) values ($1)`, [ctx.dedupeKey]);
+      if (event.merchantReference === 'throw') throw new Error('the effect failed');
+    });
+
+    afterAll(async () => {
+      await store.close();
+      // A pool you pass stays yours: close() left it open.
+      await pool.query(`drop table if exists ${table}, ${effects}`);
+      await pool.end();
+    });
+
+    it('creates its table before first use, and ships the same schema as schema.sql', async () => {
+      await store.createTable();
+      await pool.query(`create table ${effects} (key text not null)`);
+      const { rows } = await pool.query(`select relpersistence from pg_class where relname = $1`, [table]);
+      expect(rows).toEqual([{ relpersistence: 'p' }]); // a logged table
+      const shipped = readFileSync(new URL('../packages/store-postgres/schema.sql', import.meta.url), 'utf8');
+      expect(shipped).toBe(schemaSql());
+    });
+
+    it('creates the table once when several processes start together', async () => {
+      const fresh = `payhook_test_${randomUUID().slice(0, 8)}`;
+      const stores = Array.from({ length: 8 }, () => postgresStore({ connectionString: url!, table: fresh }));
+      try {
+        const results = await Promise.all(stores.map((s, i) => s.claim(`k${i}`, 5_000)));
+        expect(results.every((r) => r.status === 'claimed')).toBe(true);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+        await pool.query(`drop table if exists ${fresh}`);
+      }
+    });
+
+    it('gives a lapsed or released claim to exactly one of many concurrent takeovers', async () => {
+      const others = Array.from({ length: 4 }, () => postgresStore({ connectionString: url!, table }));
+      try {
+        for (let round = 0; round < 5; round++) {
+          const key = `takeover-${randomUUID()}`;
+          const token = await claim(key, 100);
+          if (round % 2) expect(await store.release(key, token)).toBe(true);
+          else await sleep(150);
+          const results = await Promise.all(Array.from({ length: 40 }, (_, i) => others[i % 4]!.claim(key, 5_000)));
+          expect(results.filter((r) => r.status === 'claimed')).toEqual([expect.objectContaining({ attempt: 2 })]);
+          expect(results.filter((r) => r.status === 'in-progress')).toHaveLength(39);
+        }
+      } finally {
+        await Promise.all(others.map((o) => o.close()));
+      }
+    });
+
+    it('commits the effect and the done record together, and the later complete says yes', async () => {
+      const key = `tx-${randomUUID()}`;
+      const token = await claim(key);
+      await insertEffect(makeEvent(), ctxFor(key, token));
+      expect(await effectCount(key)).toBe(1);
+      expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok', attempt: 1 });
+      expect(await store.complete(key, token)).toBe(true);
+      expect(await store.complete(key, randomUUID())).toBe(false);
+      expect((await store.claim(key, 5_000)).status).toBe('done');
+    });
+
+    it('rolls back both when the effect throws, leaving the claim for a release', async () => {
+      const key = `tx-${randomUUID()}`;
+      const token = await claim(key);
+      await expect(insertEffect(makeEvent({ merchantReference: 'throw' }), ctxFor(key, token))).rejects.toThrow('the effect failed');
+      expect(await effectCount(key)).toBe(0);
+      expect(await store.get(key)).toMatchObject({ state: 'claimed', attempt: 1 });
+      expect(await store.release(key, token)).toBe(true);
+      expect(await store.claim(key, 5_000)).toMatchObject({ status: 'claimed', attempt: 2 });
+    });
+
+    it('does not run the effect for a token that lost its claim', async () => {
+      const key = `tx-${randomUUID()}`;
+      const old = await claim(key, 100);
+      await sleep(200);
+      const next = await claim(key);
+      await expect(insertEffect(makeEvent(), ctxFor(key, old))).rejects.toThrow(
+        /^\[@payhook\/store-postgres\] the claim on .* is no longer held/,
+      );
+      expect(await effectCount(key)).toBe(0);
+      await insertEffect(makeEvent(), ctxFor(key, next));
+      expect(await effectCount(key)).toBe(1);
+    });
+
+    it('runs a transactional handler in the receiver with no error reported', async () => {
+      const errors: DeliveryReport[] = [];
+      const receiver = createReceiver({ secret: 's', store, logger: { error: (_m, r) => errors.push(r) } }).on(
+        'payment.success',
+        insertEffect,
+      );
+      const event = makeEvent();
+      const key = `${event.mode}:${event.reference}:${event.event}`;
+      expect((await receiver.handle(signedRequest(event, 's'))).status).toBe(200);
+      expect(await (await receiver.handle(signedRequest(event, 's'))).json()).toEqual({ outcome: 'duplicate' });
+      expect(errors).toEqual([]);
+      expect(await effectCount(key)).toBe(1);
+    });
+
+    it('treats rows past their retention as absent, and purges them', async () => {
+      const short = postgresStore({ pool, table, retentionMs: 100 });
+      const gone = `purge-${randomUUID()}`;
+      const kept = `purge-${randomUUID()}`;
+      await short.complete(gone, await claim(gone), { ttlMs: 100 });
+      await store.complete(kept, await claim(kept));
+      await sleep(200);
+      expect(await store.get(gone)).toBeUndefined();
+      expect(await store.get(kept)).toMatchObject({ state: 'done' });
+      expect(await store.purgeExpired({ batchSize: 1 })).toBeGreaterThanOrEqual(1);
+      const { rows } = await pool.query(`select key from ${table} where key = any($1)`, [[gone, kept]]);
+      expect(rows).toEqual([{ key: kept }]);
+    });
+
+    it('uses one round trip per claim and one per complete', async () => {
+      let sent = 0;
+      const query = pool.query.bind(pool);
+      pool.query = ((...args: Parameters<typeof query>) => {
+        sent++;
+        return query(...args);
+      }) as typeof pool.query;
+      try {
+        const key = `rt-${randomUUID()}`;
+        sent = 0;
+        const token = await claim(key);
+        expect(sent).toBe(1);
+        sent = 0;
+        expect(await store.complete(key, token)).toBe(true);
+        expect(sent).toBe(1);
+      } finally {
+        pool.query = query;
+      }
+    });
+
+    it('says what to do when the table is missing or the name is wrong', async () => {
+      const missing = postgresStore({ pool, table: 'payhook_test_missing', createTable: false });
+      await expect(missing.claim('k', 5_000)).rejects.toThrow(/^\[@payhook\/store-postgres\] .*does not exist: create it from the package's schema\.sql/);
+      expect(() => postgresStore({ pool, table: 'x; drop table y' })).toThrow(/table must be a plain identifier/);
+      expect(() => postgresStore({})).toThrow(/pass `connectionString`/);
+    });
+
+    it('fails fast with a clear error when Postgres cannot be reached', async () => {
+      const down = postgresStore({ connectionString: 'postgres://postgres@127.0.0.1:1/test' });
+      const started = Date.now();
+      await expect(down.claim('k', 5_000)).rejects.toThrow(/^\[@payhook\/store-postgres\] could not .*DATABASE_URL/);
+      expect(Date.now() - started).toBeLessThan(2_500);
+      await down.close();
+    });
+  });
+});

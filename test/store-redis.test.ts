@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { DEFAULT_RETENTION_MS } from '@payhook/core';
+import { redisStore } from '@payhook/store-redis';
+import { requireRedis } from './services.js';
+import { storeConformance } from './store-conformance.js';
+
+const url = await requireRedis();
+
+/** Redis Cluster's key slot: CRC16-XMODEM of the hash tag (or the whole key), mod 16384. */
+function keySlot(key: string): number {
+  const open = key.indexOf('{');
+  const close = open >= 0 ? key.indexOf('}', open + 1) : -1;
+  const tagged = close > open + 1 ? key.slice(open + 1, close) : key;
+  let crc = 0;
+  for (const byte of Buffer.from(tagged)) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
+describe.skipIf(!url)('redis', () => {
+  storeConformance('redis', { make: () => redisStore({ url: url!, prefix: 'payhook-test:', retentionMs: 3_600_000 }), shared: true });
+
+  describe('redis store specifics', () => {
+    const redis = new Redis(url!);
+    const prefix = `payhook-test-${randomUUID().slice(0, 8)}:`;
+    const store = redisStore({ client: redis, prefix });
+    afterAll(async () => {
+      await store.close();
+      // A client you pass stays yours: close() left it open.
+      expect(redis.status).toBe('ready');
+      redis.disconnect();
+    });
+
+    it('keeps both keys of a record in one Cluster slot, whatever the key holds', async () => {
+      for (const key of ['sandbox:ref_1:payment.success', 'a}b{c', '{x}', 'ü€ ']) {
+        const c = await store.claim(key, 5_000);
+        expect(c.status).toBe('claimed');
+        const keys = await redis.keys(`${prefix}*`);
+        const mine = keys.filter((k) => k.startsWith(`${prefix}{${key}}:`));
+        expect(mine.sort()).toEqual([`${prefix}{${key}}:lease`, `${prefix}{${key}}:rec`]);
+        expect(keySlot(mine[0]!)).toBe(keySlot(mine[1]!));
+      }
+    });
+
+    it('keeps done records for the retention, 30 days by default', async () => {
+      const key = `ret-${randomUUID()}`;
+      const c = await store.claim(key, 5_000);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      await store.complete(key, c.token);
+      const ttl = await redis.pttl(`${prefix}{${key}}:rec`);
+      expect(ttl).toBeGreaterThan(DEFAULT_RETENTION_MS - 60_000);
+      expect(ttl).toBeLessThanOrEqual(DEFAULT_RETENTION_MS);
+      expect(await redis.exists(`${prefix}{${key}}:lease`)).toBe(0);
+
+      const short = redisStore({ client: redis, prefix, retentionMs: 60_000 });
+      const k2 = `ret-${randomUUID()}`;
+      const c2 = await short.claim(k2, 5_000);
+      if (c2.status !== 'claimed') throw new Error('expected a claim');
+      await short.release(k2, c2.token);
+      expect(await redis.pttl(`${prefix}{${k2}}:rec`)).toBeLessThanOrEqual(60_000);
+    });
+
+    it('uses one round trip per claim and one per complete', async () => {
+      let sent = 0;
+      const send = redis.sendCommand.bind(redis);
+      redis.sendCommand = ((...args: Parameters<typeof send>) => {
+        sent++;
+        return send(...args);
+      }) as typeof redis.sendCommand;
+      try {
+        await store.claim(`warm-${randomUUID()}`, 1_000); // loads the script if Redis had not seen it
+        const key = `rt-${randomUUID()}`;
+        sent = 0;
+        const c = await store.claim(key, 5_000);
+        expect(sent).toBe(1);
+        if (c.status !== 'claimed') throw new Error('expected a claim');
+        sent = 0;
+        expect(await store.complete(key, c.token)).toBe(true);
+        expect(sent).toBe(1);
+        // Completing again with the same token says yes (a retried call), and still one round trip.
+        sent = 0;
+        expect(await store.complete(key, c.token)).toBe(true);
+        expect(sent).toBe(1);
+      } finally {
+        redis.sendCommand = send;
+      }
+    });
+
+    it('fails fast with a clear error when Redis cannot be reached', async () => {
+      const down = redisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 500 });
+      const started = Date.now();
+      await expect(down.claim('k', 5_000)).rejects.toThrow(/^\[@payhook\/store-redis\] could not claim "k" .*REDIS_URL/);
+      expect(Date.now() - started).toBeLessThan(1_500);
+      await down.close();
+    });
+
+    it('rejects options it cannot honour', () => {
+      expect(() => redisStore({})).toThrow(/^\[@payhook\/store-redis\] pass `url`/);
+      expect(() => redisStore({ client: redis, prefix: 'a{b}:' })).toThrow(/prefix must not contain/);
+      expect(() => redisStore({ client: redis, retentionMs: 0 })).toThrow(/retentionMs must be a positive/);
+    });
+  });
+});
