@@ -78,6 +78,9 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       expect(await store.extend(k, wrong, 5_000)).toBe(false);
       expect((await store.claim(k, 5_000)).status).toBe('in-progress');
       expect(await store.complete(k, c.token)).toBe(true);
+      // Completing again with the same token is idempotent; another token never completes it.
+      expect(await store.complete(k, c.token)).toBe(true);
+      expect(await store.complete(k, wrong)).toBe(false);
       // A done record cannot be released or extended, not even by its own token.
       expect(await store.release(k, c.token)).toBe(false);
       expect(await store.extend(k, c.token, 5_000)).toBe(false);

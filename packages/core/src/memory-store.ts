@@ -13,7 +13,7 @@ export interface MemoryStoreOptions {
 type Entry =
   | { state: 'claimed'; attempt: number; token: string; until: number }
   | { state: 'released'; attempt: number; until: number }
-  | { state: 'done'; attempt: number; outcome: 'ok' | 'failed'; completedAt: number; until: number };
+  | { state: 'done'; attempt: number; token: string; outcome: 'ok' | 'failed'; completedAt: number; until: number };
 
 /**
  * The default store: one process, bounded by an LRU. Use a shared store (Redis, Postgres)
@@ -57,10 +57,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
       const t = now();
       const e = held(key, token, t);
-      if (!e) return false;
+      // Completing twice with the same token is not an error: a retried complete must not look like a lost claim.
+      if (!e) {
+        const done = live(key, t);
+        return done?.state === 'done' && done.token === token;
+      }
       cache.set(key, {
         state: 'done',
         attempt: e.attempt,
+        token,
         outcome: opts.outcome ?? 'ok',
         completedAt: t,
         until: t + (opts.ttlMs ?? retentionMs),

@@ -17,7 +17,10 @@
 export interface Store {
   /** Atomically claim `key` for `leaseMs`, or say who has it. */
   claim(key: string, leaseMs: number): Promise<ClaimResult>;
-  /** Mark the claim done for `ttlMs` (the store's retention when omitted). False if the token no longer holds the claim. */
+  /**
+   * Mark the claim done for `ttlMs` (the store's retention when omitted). True again for the token
+   * that already completed it; false if the token no longer holds the claim.
+   */
   complete(key: string, token: string, options?: CompleteOptions): Promise<boolean>;
   /** Give the claim up so that the next delivery runs the handler again. False if the token no longer holds it. */
   release(key: string, token: string): Promise<boolean>;
