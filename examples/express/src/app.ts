@@ -1,9 +1,9 @@
 import type { Shop } from '@payhook/example-shop';
 import { payhookExpress } from '@payhook/express';
-import express from 'express';
+import express, { type Express } from 'express';
 
 /** The shop on Express: the webhook route first, so it reads the raw body before express.json(). */
-export function createApp(shop: Shop) {
+export function createApp(shop: Shop): Express {
   const app = express();
   app.all('/webhooks', payhookExpress(shop.receiver));
   app.use(express.json());

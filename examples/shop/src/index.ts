@@ -1,5 +1,5 @@
 import { createClient, PaymentServiceError } from '@payhook/client';
-import { createReceiver, memoryStore, type Receiver, type Store } from '@payhook/core';
+import { createReceiver, memoryStore, type Logger, type Receiver, type Store } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 
@@ -36,7 +36,7 @@ export interface Shop {
  * Orders live in this process's memory: enough for a demo. A real shop keeps them in its database,
  * and with the Postgres store can write them in the same transaction as the done record.
  */
-export function createShop(env: NodeJS.ProcessEnv = process.env): Shop {
+export function createShop(env: NodeJS.ProcessEnv = process.env, options: { logger?: Partial<Logger> } = {}): Shop {
   const need = (name: string) => {
     const value = env[name];
     if (!value) throw new Error(`[payhook example] set ${name} (see the example's README)`);
@@ -50,7 +50,7 @@ export function createShop(env: NodeJS.ProcessEnv = process.env): Shop {
       : memoryStore();
   const orders = new Map<string, Order>();
 
-  const receiver = createReceiver({ secret: need('PAYHOOK_WEBHOOK_SECRET'), store }).onAny((event) => {
+  const receiver = createReceiver({ secret: need('PAYHOOK_WEBHOOK_SECRET'), store, logger: options.logger }).onAny((event) => {
     const order = orders.get(event.merchantReference) ?? {
       merchantReference: event.merchantReference,
       reference: event.reference,

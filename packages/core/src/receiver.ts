@@ -92,6 +92,8 @@ export interface DeliveryReport {
   error?: unknown;
   /** True for outcomes reported after the response was sent (a handler that finished after a 202). */
   late?: boolean;
+  /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
+  source?: HandlerContext['source'];
 }
 
 export interface ReceiverResult {
@@ -240,7 +242,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   /** Run the handlers of a claimed event and record what happened; resolves when they are done. */
   async function run(event: PaymentEvent, ctx: HandlerContext, token: string): Promise<DeliveryReport> {
-    const fields = { reference: event.reference, event: event.event, dedupeKey: ctx.dedupeKey };
+    const fields = { reference: event.reference, event: event.event, dedupeKey: ctx.dedupeKey, source: ctx.source };
     const release = () =>
       store.release(ctx.dedupeKey, token).catch(() => {
         // The lease runs out by itself; the retry then takes the claim over.
@@ -311,7 +313,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     record?: TransactionRecord,
   ): Promise<DeliveryReport> {
     const key = dedupeKey(event);
-    const fields = { reference: event.reference, event: event.event, dedupeKey: key };
+    const fields = { reference: event.reference, event: event.event, dedupeKey: key, source };
     if (!isPaymentEventName(event.event) || !router.handles(event.event)) {
       return { outcome: 'ignored', status: 200, ...fields };
     }
