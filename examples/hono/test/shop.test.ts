@@ -1,0 +1,4 @@
+import { shopContract } from '../../shop/test/contract.js';
+import { createApp } from '../src/app.js';
+
+shopContract('hono', createApp);

@@ -1,0 +1,193 @@
+import { defaultDedupeKey, type PaymentEvent, type PaymentEventName, type Receiver, type Store, type StoreRecord } from '@payhook/core';
+import { createEvent } from './create-event.js';
+import type { DeliverResult, DeliveryRun } from './deliver.js';
+import { isHandlerRuns, type HandlerRuns } from './handler-runs.js';
+
+/** What a matcher returns: the shape vitest's and jest's `expect.extend` both take. */
+export interface MatcherResult {
+  pass: boolean;
+  message: () => string;
+}
+
+/** The part of vitest's and jest's matcher context these matchers use (both provide it). */
+export interface MatcherContext {
+  isNot?: boolean;
+  utils?: { printReceived?: (value: unknown) => string; printExpected?: (value: unknown) => string };
+}
+
+export interface ProcessedOptions {
+  /** The mode of the transaction, for building the dedupe key from a reference. Default `sandbox`. */
+  mode?: 'sandbox' | 'live';
+}
+
+/**
+ * The matchers' types. They are added to jest's global `jest.Matchers`, which vitest's `Assertion`
+ * extends, so `expect(receiver).toHaveProcessedExactlyOnce(…)` type-checks in both once this
+ * package is imported. With `@jest/globals`, add `declare module 'expect' { interface Matchers<R>
+ * extends PayhookMatchers<R> {} }` to a `.d.ts` of your own.
+ */
+export interface PayhookMatchers<R = unknown> {
+  /**
+   * The event's handlers ran to the end exactly once. The received value is a receiver (its
+   * store's done record is checked), a store (default dedupe key), a `recordRuns()` record
+   * (exactly one run returned), or an object holding `receiver` and/or `runs` (all are checked).
+   * Async: `await` it.
+   */
+  toHaveProcessedExactlyOnce(event: PaymentEvent): Promise<R>;
+  toHaveProcessedExactlyOnce(reference: string, event: PaymentEventName, options?: ProcessedOptions): Promise<R>;
+  /**
+   * Every delivery got a 2xx: a `deliver()` result, one of its deliveries, or the reference
+   * service's `Delivery` records (`ref.deliveries()`).
+   */
+  toHaveBeenDelivered(): R;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace jest {
+    // Vitest's Assertion extends jest.Matchers<void, T>: this one augmentation serves both.
+    interface Matchers<R, T = {}> extends PayhookMatchers<R> {}
+  }
+}
+
+const isStore = (v: unknown): v is Store =>
+  typeof v === 'object' && v !== null && typeof (v as Store).get === 'function' && typeof (v as Store).claim === 'function';
+const isReceiver = (v: unknown): v is Receiver =>
+  typeof v === 'object' && v !== null && isStore((v as Receiver).store) && typeof (v as Receiver).dedupeKey === 'function';
+
+function show(ctx: MatcherContext, value: unknown): string {
+  if (ctx.utils?.printReceived) return ctx.utils.printReceived(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function describeRecord(key: string, record: StoreRecord | undefined): { ok: boolean; text: string } {
+  if (!record) {
+    return {
+      ok: false,
+      text:
+        `the store has no record of ${key}: no delivery of it reached a handler (none was sent, it was answered 401/400, ` +
+        'no handler is registered for the event, or the key differs: check the mode, or pass the event itself)',
+    };
+  }
+  switch (record.state) {
+    case 'done':
+      return record.outcome === 'ok'
+        ? { ok: true, text: `the store marks ${key} done (handlers returned, after ${record.attempt} run${record.attempt === 1 ? '' : 's'})` }
+        : { ok: false, text: `the store marks ${key} done with outcome "failed": a handler threw NonRetriableError, so it was not processed` };
+    case 'claimed':
+      return {
+        ok: false,
+        text: `${key} is still claimed (run ${record.attempt}): its handler is still running, e.g. after a 202; wait for it (runs.settled()) before asserting`,
+      };
+    case 'released':
+      return { ok: false, text: `${key} was released after run ${record.attempt}: its handler threw, so the service would retry it` };
+  }
+}
+
+/**
+ * Matchers for `expect.extend`, in vitest and in jest. They import neither: each returns
+ * `{ pass, message }`.
+ *
+ * @example
+ * import { expect } from 'vitest';
+ * import { payhookMatchers } from '@payhook/testing';
+ * expect.extend(payhookMatchers);
+ * await expect(receiver).toHaveProcessedExactlyOnce(event.reference, 'payment.success');
+ */
+export const payhookMatchers = {
+  async toHaveProcessedExactlyOnce(
+    this: MatcherContext,
+    received: unknown,
+    referenceOrEvent: string | PaymentEvent,
+    eventName?: PaymentEventName,
+    options: ProcessedOptions = {},
+  ): Promise<MatcherResult> {
+    let event: PaymentEvent;
+    if (typeof referenceOrEvent === 'string') {
+      if (typeof eventName !== 'string') {
+        throw new TypeError(
+          "[@payhook/testing] toHaveProcessedExactlyOnce(reference, event): pass the event name too, e.g. ('ref_…', 'payment.success'), or pass the event object.",
+        );
+      }
+      event = createEvent(eventName, { reference: referenceOrEvent, mode: options.mode ?? 'sandbox' });
+    } else if (typeof referenceOrEvent === 'object' && referenceOrEvent !== null && typeof referenceOrEvent.reference === 'string') {
+      event = referenceOrEvent;
+    } else {
+      throw new TypeError('[@payhook/testing] toHaveProcessedExactlyOnce takes (reference, eventName) or an event object (see createEvent).');
+    }
+
+    const holder = (typeof received === 'object' && received !== null ? received : {}) as { receiver?: unknown; runs?: unknown; store?: unknown };
+    const runs: HandlerRuns | undefined = isHandlerRuns(received) ? received : isHandlerRuns(holder.runs) ? holder.runs : undefined;
+    const receiver = isReceiver(received) ? received : isReceiver(holder.receiver) ? holder.receiver : undefined;
+    const store = receiver?.store ?? (isStore(received) ? received : undefined);
+    if (!runs && !store) {
+      throw new TypeError(
+        '[@payhook/testing] toHaveProcessedExactlyOnce checks a receiver, a store, a recordRuns() record, or an object with `receiver` or `runs`; ' +
+          `got ${show(this, received)}.`,
+      );
+    }
+
+    const findings: { ok: boolean; text: string }[] = [];
+    if (store) {
+      const key = receiver ? receiver.dedupeKey(event) : defaultDedupeKey(event);
+      findings.push(describeRecord(key, await store.get(key)));
+    }
+    if (runs) {
+      const all = runs.of(event.reference, event.event);
+      const completed = all.filter((r) => r.result === 'ok').length;
+      const detail = all.length === 0 ? 'no runs' : all.map((r) => `run ${r.attempt}: ${r.result}`).join(', ');
+      findings.push({
+        ok: completed === 1,
+        text: `the tracked handlers of ${event.event} for ${event.reference} returned ${completed} time${completed === 1 ? '' : 's'} (${detail})`,
+      });
+    }
+    const pass = findings.every((f) => f.ok);
+    const what = `${event.event} of ${event.reference}`;
+    return {
+      pass,
+      message: () =>
+        pass
+          ? `expected ${what} not to have been processed exactly once, but ${findings.map((f) => f.text).join('; and ')}`
+          : `expected ${what} to have been processed exactly once, but ${findings.filter((f) => !f.ok).map((f) => f.text).join('; and ')}`,
+    };
+  },
+
+  toHaveBeenDelivered(this: MatcherContext, received: unknown): MatcherResult {
+    type Item = { label: string; state: string; statuses: (number | null)[] };
+    const items: Item[] = [];
+    const add = (value: unknown): boolean => {
+      const v = value as Partial<DeliveryRun> & { id?: string; attempts?: { status: number | null }[] };
+      if (typeof v !== 'object' || v === null || typeof v.state !== 'string' || !Array.isArray(v.attempts)) return false;
+      items.push({
+        label: `${v.id ?? `delivery ${v.index ?? items.length}`} (${v.event ?? '?'} ${v.reference ?? ''})`.replace(/ \)$/, ')'),
+        state: v.state,
+        statuses: v.attempts.map((a) => a.status),
+      });
+      return true;
+    };
+    const result = received as Partial<DeliverResult> | undefined;
+    const ok =
+      typeof result === 'object' && result !== null && Array.isArray(result.deliveries)
+        ? result.deliveries.every(add)
+        : Array.isArray(received)
+          ? received.every(add)
+          : add(received);
+    if (!ok) {
+      throw new TypeError(
+        `[@payhook/testing] toHaveBeenDelivered checks a deliver() result, one of its deliveries, or ref.deliveries(); got ${show(this, received)}.`,
+      );
+    }
+    const pass = items.length > 0 && items.every((i) => i.state === 'delivered');
+    const lines = items.map((i) => `  ${i.label}: ${i.state}, attempts answered ${i.statuses.map((s) => s ?? 'nothing').join(', ') || 'none'}`);
+    return {
+      pass,
+      message: () =>
+        (pass ? 'expected some delivery not to have been delivered, but every one got a 2xx:\n' : items.length === 0 ? 'expected deliveries, but there were none' : 'expected every delivery to get a 2xx:\n') +
+        lines.join('\n'),
+    };
+  },
+};

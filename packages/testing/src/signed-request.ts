@@ -1,0 +1,73 @@
+import { sign, SIGNATURE_HEADER } from '@payhook/core';
+
+/** An event object (serialised with `JSON.stringify`, as the service does), or the exact bytes to send. */
+export type EventOrBytes = object | string | Uint8Array;
+
+export interface SignOptions {
+  /** The webhook secret the receiver checks against. */
+  secret: string;
+}
+
+export interface SignedBody {
+  /** The exact bytes that were signed: send them unchanged. */
+  body: string | Uint8Array;
+  /** `content-type` and `x-service-signature`, as the service sends them. */
+  headers: { 'content-type': string; 'x-service-signature': string };
+  /** The `x-service-signature` value, `sha256=<hex>`. */
+  signature: string;
+}
+
+/** Turn an event or bytes into the body the service would send. */
+export function toBody(eventOrBytes: EventOrBytes): string | Uint8Array {
+  if (typeof eventOrBytes === 'string' || eventOrBytes instanceof Uint8Array) return eventOrBytes;
+  if (eventOrBytes === null || typeof eventOrBytes !== 'object') {
+    throw new TypeError('[@payhook/testing] pass an event object (see createEvent), a string or bytes as the body to sign.');
+  }
+  return JSON.stringify(eventOrBytes);
+}
+
+function checkSecret(options: SignOptions | undefined, fn: string): string {
+  if (!options || typeof options.secret !== 'string' || options.secret === '') {
+    throw new TypeError(`[@payhook/testing] ${fn} needs { secret }: the webhook secret your receiver was created with.`);
+  }
+  return options.secret;
+}
+
+/**
+ * The raw body and headers of a signed delivery, for tools that send their own request
+ * (supertest, light-my-request, `fetch`). The signature is core's `sign` over exactly `body`.
+ *
+ * @example
+ * const delivery = signedBody(createEvent('payment.success'), { secret });
+ * await request(app).post('/webhooks').set(delivery.headers).send(delivery.body).expect(200);
+ */
+export function signedBody(eventOrBytes: EventOrBytes, options: SignOptions): SignedBody {
+  const secret = checkSecret(options, 'signedBody');
+  const body = toBody(eventOrBytes);
+  const signature = sign(body, secret);
+  return { body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } as SignedBody['headers'], signature };
+}
+
+export interface SignedRequestOptions extends SignOptions {
+  /** Where the request goes. Default `http://127.0.0.1/webhooks` (only the path matters to an in-process handler). */
+  url?: string | URL;
+  /** Extra headers, or replacements (e.g. a wrong signature for a negative test). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A signed web `Request` (POST) for a fetch handler: `receiver.handle`, Hono's `app.fetch`, a Next
+ * route handler. A `Request` body can be read once: make a new one for each send.
+ *
+ * @example
+ * const response = await app.fetch(signedRequest(createEvent('payment.success'), { secret }));
+ * expect(response.status).toBe(200);
+ */
+export function signedRequest(eventOrBytes: EventOrBytes, options: SignedRequestOptions): Request {
+  const { body, headers } = signedBody(eventOrBytes, { secret: checkSecret(options, 'signedRequest') });
+  return new Request(options.url ?? 'http://127.0.0.1/webhooks', {
+    method: 'POST',
+    headers: { ...headers, ...options.headers },
+    body: body as BodyInit,
+  });
+}
