@@ -286,14 +286,18 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     event: PaymentEvent,
     ctx: HandlerContext,
   ): Promise<Pick<DeliveryReport, 'outcome' | 'status' | 'error'> | undefined> {
-    const client = options.client!;
+    const { transactions } = options.client!;
     try {
       ctx.record ??=
         event.event === 'payment.success'
-          ? await client.transactions.verify(event.reference)
-          : await client.transactions.retrieve(event.reference);
+          ? // verify answers 400 for anything but completed; a refund since then still agrees with the success.
+            await transactions.verify(event.reference).catch((e: { status?: number }) => {
+              if (e?.status === 400) return transactions.retrieve(event.reference);
+              throw e;
+            })
+          : await transactions.retrieve(event.reference);
     } catch (error) {
-      // 400 (verify: not completed) and 404 (not this account's) are the service's answer; anything else may pass.
+      // 404 (not this account's) is the service's answer; anything else may pass.
       const status = (error as { status?: number }).status;
       if (status === 400 || status === 404) return { outcome: 'mismatch', status: 200, error };
       return { outcome: 'verify-unavailable', status: 503, error };
