@@ -2,12 +2,15 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const packages = fileURLToPath(new URL('./packages/', import.meta.url));
+const shop = fileURLToPath(new URL('./examples/shop/src/', import.meta.url));
 
 // Tests import the packages' sources, so a test run never depends on a stale dist/.
 export default defineConfig({
   resolve: {
     alias: [
       { find: /^@payhook\/core\/node$/, replacement: `${packages}core/src/node.ts` },
+      { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
+      { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },
       { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
     ],
   },

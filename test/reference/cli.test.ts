@@ -24,7 +24,8 @@ function run(args: string[]): { child: ChildProcess; output: () => string; exite
 }
 
 async function urlOf(p: ReturnType<typeof run>): Promise<string> {
-  for (let i = 0; i < 200; i++) {
+  // Generous: on a loaded machine Node alone can take seconds to start.
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
     const m = /listening on (http:\/\/\S+)/.exec(p.output());
     if (m) return m[1]!;
     await new Promise((r) => setTimeout(r, 25));

@@ -3,6 +3,18 @@ import { createReceiver, memoryStore, type Logger, type Receiver, type Store } f
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 
+/** How far along a transaction is; a later delivery of an earlier stage leaves the order's status alone. */
+const STAGE: Record<string, number> = {
+  pending: 0,
+  processing: 1,
+  completed: 2,
+  failed: 2,
+  cancelled: 2,
+  refunding: 3,
+  reversed: 4,
+  refunded: 4,
+};
+
 /** An order as the examples show it at `GET /orders/:merchantReference`. */
 export interface Order {
   merchantReference: string;
@@ -57,7 +69,8 @@ export function createShop(env: NodeJS.ProcessEnv = process.env, options: { logg
       status: event.status,
       events: [],
     };
-    order.status = event.status;
+    // Deliveries can arrive out of order (a refund before its payment): the status only moves forward.
+    if (STAGE[event.status] === undefined || STAGE[event.status]! >= (STAGE[order.status] ?? 0)) order.status = event.status;
     order.events.push(event.event);
     orders.set(event.merchantReference, order);
   });

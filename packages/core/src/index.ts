@@ -29,6 +29,7 @@ export {
   type ReceiverResult,
 } from './receiver.js';
 export { NonRetriableError } from './errors.js';
+export { readBodyLimited } from './read-body.js';
 export {
   createReconciler,
   EVENTS_BY_STATUS,

@@ -11,6 +11,7 @@ import {
 } from './event-router.js';
 import { isPaymentEventName, paymentEventSchema, type PaymentEvent, type PaymentEventName } from './event-schema.js';
 import { memoryStore } from './memory-store.js';
+import { readBodyLimited } from './read-body.js';
 import { createVerifier, nodeCrypto, verifySignatureAsync, type RawBody } from './signature.js';
 import type { Store } from './store.js';
 
@@ -443,7 +444,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const message = framework ? bodyUnavailable(framework, undefined) : BODY_UNAVAILABLE;
       return result('body-unavailable', { error: new Error(message) });
     }
-    const read = await readLimited(request, maxBodyBytes);
+    const read = await readBodyLimited(request, maxBodyBytes);
     if (read === 'too-large') return result('too-large');
     return process({ method: request.method, signature: request.headers.get(SIGNATURE_HEADER) ?? undefined, body: read });
   }
@@ -462,31 +463,3 @@ function checkSecrets(secret: string | readonly string[]): readonly string[] {
 }
 
 const utf8Length = (text: string) => new TextEncoder().encode(text).byteLength;
-
-/** Read a web request body, counting bytes as they come: Content-Length may be absent or lie. */
-async function readLimited(request: Request, max: number): Promise<Uint8Array | 'too-large'> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > max) return 'too-large';
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      return 'too-large';
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}

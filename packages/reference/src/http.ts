@@ -1,3 +1,4 @@
+import { readBodyLimited } from '@payhook/core';
 /** A failure that becomes the error envelope of 2.4. Route handlers throw it; the service answers it. */
 export class ApiError extends Error {
   constructor(
@@ -27,23 +28,9 @@ export function failure(status: number, message: string, headers: Record<string,
 
 /** Read a request body as text, counting bytes as they come (Content-Length may be absent or lie). */
 export async function readText(request: Request, maxBytes: number): Promise<string> {
-  const tooLarge = () => new ApiError(413, `Request body too large: send at most ${maxBytes} bytes.`);
-  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = await readBodyLimited(request, maxBytes);
+  if (bytes === 'too-large') throw new ApiError(413, `Request body too large: send at most ${maxBytes} bytes.`);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
 /** Read a JSON object body; an empty body is `{}` when `optional`. */

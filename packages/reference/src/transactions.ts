@@ -110,8 +110,8 @@ export function createTransactionStore(): TransactionStore {
   };
 }
 
-/** The record that verify, cancel, retrieve and list return. */
-export function toRecord(tx: Transaction): TransactionRecord {
+/** The fields of 2.1 that every webhook payload and every API record share. */
+function payloadFields(tx: Transaction) {
   return {
     mode: tx.mode,
     reference: tx.reference,
@@ -124,27 +124,17 @@ export function toRecord(tx: Transaction): TransactionRecord {
     customer: { ...tx.customer },
     paidAt: tx.paidAt === null ? null : iso(tx.paidAt),
     createdAt: iso(tx.createdAt),
-    checkoutUrl: tx.checkoutUrl,
-    updatedAt: iso(tx.updatedAt),
   };
+}
+
+/** The record that verify, cancel, retrieve and list return: the payload without `event`, plus two fields. */
+export function toRecord(tx: Transaction): TransactionRecord {
+  return { ...payloadFields(tx), checkoutUrl: tx.checkoutUrl, updatedAt: iso(tx.updatedAt) };
 }
 
 /** The webhook payload of 2.1. */
 export function toPayload<E extends PaymentEventName>(tx: Transaction, event: E): PaymentEvent<E> {
-  return {
-    event,
-    mode: tx.mode,
-    reference: tx.reference,
-    merchantReference: tx.merchantReference,
-    amount: tx.amount,
-    serviceFee: tx.serviceFee,
-    currency: tx.currency,
-    status: tx.status,
-    paymentMethod: tx.paymentMethod,
-    customer: { ...tx.customer },
-    paidAt: tx.paidAt === null ? null : iso(tx.paidAt),
-    createdAt: iso(tx.createdAt),
-  } as PaymentEvent<E>;
+  return { event, ...payloadFields(tx) } as PaymentEvent<E>;
 }
 
 /** Payment methods offered at checkout. */
