@@ -5,19 +5,23 @@
 //   node bench/run.mjs core       only those whose file name contains "core"
 //
 // .mjs files run with node, .ts files with the workspace's tsx. Each writes its own section of
-// BENCHMARKS.md.
+// BENCHMARKS.md. They run in the order of ORDER (core, http, stores, reference, memory); any other
+// benchmark file added under bench/ runs after them, by name.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
 const filters = process.argv.slice(2);
+const ORDER = ['core.mjs', 'http.mjs', 'stores.ts', 'reference.mjs', 'memory.mjs'];
+const rank = (f) => (ORDER.includes(f) ? ORDER.indexOf(f) : ORDER.length);
 const files = readdirSync(here)
   .filter((f) => (f.endsWith('.mjs') || f.endsWith('.ts')) && f !== 'run.mjs' && !f.endsWith('.d.ts'))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+  .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 if (files.length === 0) {
   console.error(`[bench] nothing matches ${filters.join(', ')}`);
   process.exit(1);
@@ -28,7 +32,7 @@ for (const f of files) {
   const [cmd, args] = f.endsWith('.ts')
     ? [path.join(root, 'node_modules/.bin/tsx'), [file]]
     : [process.execPath, [file]];
-  console.log(`\n[bench] ${f}`);
+  console.log(`\n[bench] ${f} (load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')})`);
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) {
     failed++;

@@ -23,16 +23,26 @@ export interface RateLimitOptions {
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const limit = options.limit ?? 100;
   const windowMs = options.windowMs ?? 60_000;
-  const hits = new Map<string, number[]>();
+  // Per key, the times of the counted requests, oldest first, from `head` on: the window slides by
+  // moving `head` (amortised O(1) per request), not by copying the list, which made a raised limit
+  // cost O(requests in the window) on every request.
+  const hits = new Map<string, { times: number[]; head: number }>();
   return {
     hit(key) {
       const t = options.now();
-      const list = (hits.get(key) ?? []).filter((at) => at > t - windowMs);
-      hits.set(key, list);
-      if (list.length >= limit) {
-        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((list[0]! + windowMs - t) / 1000)) };
+      let entry = hits.get(key);
+      if (!entry) hits.set(key, (entry = { times: [], head: 0 }));
+      const { times } = entry;
+      while (entry.head < times.length && !(times[entry.head]! > t - windowMs)) entry.head++;
+      // Drop the expired prefix once it is at least half the list, so memory stays bounded by the window.
+      if (entry.head > 0 && entry.head * 2 >= times.length) {
+        times.splice(0, entry.head);
+        entry.head = 0;
       }
-      list.push(t);
+      if (times.length - entry.head >= limit) {
+        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((times[entry.head]! + windowMs - t) / 1000)) };
+      }
+      times.push(t);
       return { ok: true };
     },
   };
