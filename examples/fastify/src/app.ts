@@ -9,6 +9,8 @@ export async function createApp(shop: Shop) {
     connectionTimeout: SERVER_TIMEOUTS.headersTimeoutMs,
     requestTimeout: SERVER_TIMEOUTS.requestTimeoutMs,
     keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeoutMs,
+    // Fastify has no option of its own for these: Node's server takes them (default 60 s headers, checked every 30 s).
+    http: { headersTimeout: SERVER_TIMEOUTS.headersTimeoutMs, connectionsCheckingInterval: SERVER_TIMEOUTS.checkIntervalMs },
   });
   await app.register(payhookFastify, { receiver: shop.receiver, path: '/webhooks' });
   app.post('/checkout', async (req, reply) => {

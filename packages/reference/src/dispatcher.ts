@@ -1,5 +1,8 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { paymentEventSchema, SERVICE_TIMEOUT_MS, sign, SIGNATURE_HEADER, type PaymentEventName } from '@payhook/core';
-import { callbackUrlProblem } from './callback-url.js';
+import { callbackUrlProblem, resolveCallbackTarget, type CallbackLookup } from './callback-url.js';
 import type { Clock } from './clock.js';
 import type { FaultRule, Faults } from './faults.js';
 import type { Merchant, Mode } from './merchants.js';
@@ -71,6 +74,8 @@ export interface DispatcherOptions {
   allowHttpCallbacks: boolean;
   /** Report failures the service cannot answer with an HTTP status. Default: nothing. */
   onError?: (error: unknown) => void;
+  /** Resolves callback host names before each attempt (every address is checked). Default: the system resolver. */
+  lookup?: CallbackLookup;
 }
 
 /**
@@ -85,6 +90,8 @@ export interface DispatcherOptions {
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { clock, faults } = options;
   const deliveries: Delivery[] = [];
+  // Keep-alive pools, so a busy receiver is not paid a new connection (or TLS handshake) per delivery.
+  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   const held = new Map<FaultRule, Delivery[]>();
   let n = 0;
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -116,6 +123,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function attempt(d: Delivery, then?: () => void): void {
     const number = d.attempts.length + 1;
     const startedAt = clock.now();
+    const failNow = faults.take(d, ['fail']);
+    if (failNow) {
+      // A sandbox `fail` fault: the attempt fails at once, without the network, so there is no
+      // request to time out and no work for the clock to wait for (no AbortController, no deadline
+      // timer, no tracked promise): the virtual clock then runs 100,000 retries in well under 1 s.
+      d.nextAttemptAt = null;
+      d.attempts.push({ number, at: iso(startedAt), status: null, durationMs: 0, error: `injected failure (sandbox fault ${failNow.id})` });
+      if (number >= MAX_ATTEMPTS) d.state = 'failed';
+      else {
+        const at = startedAt + RETRY_DELAYS_MS[number - 1]!;
+        d.state = 'retrying';
+        d.nextAttemptAt = iso(at);
+        clock.at(at, () => {
+          attempt(d);
+        });
+      }
+      try {
+        then?.();
+      } catch (e) {
+        options.onError?.(e);
+      }
+      return;
+    }
     const deadline = startedAt + DELIVERY_TIMEOUT_MS;
     const controller = new AbortController();
     const stopTimer = clock.at(deadline, () => controller.abort());
@@ -128,23 +158,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         error = `injected failure (sandbox fault ${injected.id})`;
       } else {
         try {
-          const response = await fetch(d.url!, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: d.signature, 'user-agent': 'payhook-reference' },
-            body: d.body,
-            redirect: 'manual',
-            signal: controller.signal,
-          });
-          status = response.status;
-          // The body is not needed; cancelling frees the connection without waiting for it.
-          await response.body?.cancel().catch(() => {});
+          // Resolved and checked now, at every attempt, and connected to that very address.
+          const target = await resolveCallbackTarget(d.url!, { allowLoopback: options.allowHttpCallbacks, lookup: options.lookup });
+          if (!target.ok) throw new RefusedTarget(target.problem);
+          status = await post(target, d, controller.signal, agents);
           if (status < 200 || status > 299) {
             error = status >= 300 && status < 400 ? `redirect ${status} not followed` : `answered ${status}, not 2xx`;
           }
         } catch (e) {
-          error = controller.signal.aborted
-            ? `timed out: no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
-            : `connection error: ${describe(e)}`;
+          error =
+            e instanceof RefusedTarget
+              ? `refused: ${e.message}`
+              : controller.signal.aborted
+                ? `timed out: no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
+                : `connection error: ${describe(e)}`;
         }
       }
       stopTimer();
@@ -218,7 +245,60 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 }
 
+class RefusedTarget extends Error {}
+
+/**
+ * POST the delivery to the checked address only: the socket connects to `target.address` whatever
+ * a second resolution of the name would say, while the Host header and TLS name stay the URL's.
+ * Redirects are not followed. Resolves with the status once the answer's head has come.
+ */
+function post(
+  target: Extract<Awaited<ReturnType<typeof resolveCallbackTarget>>, { ok: true }>,
+  d: Delivery,
+  signal: AbortSignal,
+  agents: { http: http.Agent; https: https.Agent },
+): Promise<number> {
+  const { url, address, family } = target;
+  const pinned: LookupFunction = (_hostname, opts, callback) => {
+    if (opts.all) (callback as unknown as (e: null, list: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+  const tls = url.protocol === 'https:';
+  const once = (retried: boolean): Promise<number> => new Promise((resolve, reject) => {
+    const req = (tls ? https : http).request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(d.body),
+          [SIGNATURE_HEADER]: d.signature,
+          'user-agent': 'payhook-reference',
+        },
+        agent: tls ? agents.https : agents.http,
+        lookup: pinned,
+        signal,
+      },
+      (res) => {
+        // The body is not needed; draining it keeps the connection reusable.
+        res.resume();
+        res.on('error', () => {});
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive connection the receiver closed as we reused it (Node's documented race): send once more on a new one.
+      if (!retried && req.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(once(true));
+      else reject(error);
+    });
+    req.end(d.body);
+  });
+  return once(false);
+}
+
 function describe(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  if (code) return code;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
 }
