@@ -259,8 +259,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       await router.dispatch(event, ctx);
     } catch (error) {
       if (error instanceof NonRetriableError) {
-        await store.complete(ctx.dedupeKey, token, { outcome: 'failed', ttlMs: options.retentionMs }).catch((e) => {
-          logger.error('[@payhook/core] could not record a rejected event as done; it may run again', { ...fields, outcome: 'rejected', status: 200, error: e });
+        await store.complete(ctx.dedupeKey, token, { outcome: 'failed', ttlMs: options.retentionMs }).catch(() => {
+          completeLater(ctx.dedupeKey, token, 'failed', fields);
         });
         return { outcome: 'rejected', status: 200, ...fields, error };
       }
@@ -275,11 +275,36 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         );
         return { outcome: 'processed', status: 200, ...fields, error };
       }
-    } catch (error) {
-      // The handlers ran; answering 200 avoids a certain second run, at the risk of one if a duplicate comes later.
-      return { outcome: 'processed', status: 200, ...fields, error };
+    } catch {
+      // The handlers ran: answering 5xx would make a second run certain. Answer 200 and keep trying.
+      completeLater(ctx.dedupeKey, token, 'ok', fields);
     }
     return { outcome: 'processed', status: 200, ...fields };
+  }
+
+  /**
+   * The handlers ran but the done record could not be written (the store is overloaded or briefly
+   * down). Keep the claim alive and try again in the background: a copy arriving meanwhile gets 409
+   * and, when the service retries it, finds the event done instead of running it a second time.
+   */
+  function completeLater(key: string, token: string, outcome: 'ok' | 'failed', fields: Omit<DeliveryReport, 'outcome' | 'status'>) {
+    let tries = 0;
+    const late = (error: unknown) => report({ outcome: outcome === 'ok' ? 'processed' : 'rejected', status: 200, ...fields, late: true, error });
+    const attempt = async () => {
+      tries += 1;
+      let held: boolean;
+      try {
+        // complete is idempotent for its token, so a first complete that landed but went unanswered is fine.
+        held = await store.complete(key, token, { outcome, ttlMs: options.retentionMs });
+      } catch (error) {
+        if (tries >= 8) return late(error);
+        void store.extend(key, token, leaseMs).catch(() => false);
+        setTimeout(attempt, Math.min(leaseMs / 3, 250 * 2 ** tries)).unref?.();
+        return;
+      }
+      if (!held) late(new Error(`[@payhook/core] the claim on ${key} was lost before its done record could be written; the event may run again.`));
+    };
+    setTimeout(attempt, 250).unref?.();
   }
 
   /** Put the service's record on `ctx`, or say why the handlers must not run. */

@@ -375,6 +375,24 @@ describe('the receiver pipeline', () => {
     expect(runs).toHaveLength(1);
   });
 
+  it('keeps trying to record a done event when the store fails after the handler ran, so a copy never runs it twice', async () => {
+    const inner = memoryStore();
+    let failures = 2;
+    const flaky: Store = {
+      ...inner,
+      complete: (k, t, o) => (failures-- > 0 ? Promise.reject(new Error('connection timeout')) : inner.complete(k, t, o)),
+    };
+    const { receiver, runs } = setup({ store: flaky });
+    const event = makeEvent();
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    // A copy while the record is being retried: the claim is still held, so it is told to come back.
+    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(409);
+    await sleep(1_200);
+    expect(await inner.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'done', outcome: 'ok' });
+    expect(await (await receiver.handle(signedRequest(event, secret))).json()).toEqual({ outcome: 'duplicate' });
+    expect(runs).toHaveLength(1);
+  });
+
   it('answers 503 within the budget when the store hangs, and gives a late claim back', async () => {
     const inner = memoryStore();
     const slow: Store = { ...inner, claim: async (k, l) => (await sleep(400), inner.claim(k, l)) };
