@@ -120,73 +120,61 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /** Run one attempt; `then` runs once it is recorded (used to send held deliveries in order). */
+  /** Record an attempt's outcome, then deliver, fail for good, or schedule the next attempt. */
+  function settle(d: Delivery, number: number, startedAt: number, status: number | null, error: string | null, then?: () => void): void {
+    d.attempts.push({ number, at: iso(startedAt), status, durationMs: clock.now() - startedAt, error });
+    if (error === null) d.state = 'delivered';
+    else if (number >= MAX_ATTEMPTS) d.state = 'failed';
+    else {
+      const at = startedAt + RETRY_DELAYS_MS[number - 1]!;
+      d.state = 'retrying';
+      d.nextAttemptAt = iso(at);
+      clock.at(at, () => {
+        attempt(d);
+      });
+    }
+    try {
+      then?.();
+    } catch (e) {
+      options.onError?.(e);
+    }
+  }
+
   function attempt(d: Delivery, then?: () => void): void {
     const number = d.attempts.length + 1;
     const startedAt = clock.now();
-    const failNow = faults.take(d, ['fail']);
-    if (failNow) {
-      // A sandbox `fail` fault: the attempt fails at once, without the network, so there is no
-      // request to time out and no work for the clock to wait for (no AbortController, no deadline
-      // timer, no tracked promise): the virtual clock then runs 100,000 retries in well under 1 s.
-      d.nextAttemptAt = null;
-      d.attempts.push({ number, at: iso(startedAt), status: null, durationMs: 0, error: `injected failure (sandbox fault ${failNow.id})` });
-      if (number >= MAX_ATTEMPTS) d.state = 'failed';
-      else {
-        const at = startedAt + RETRY_DELAYS_MS[number - 1]!;
-        d.state = 'retrying';
-        d.nextAttemptAt = iso(at);
-        clock.at(at, () => {
-          attempt(d);
-        });
-      }
-      try {
-        then?.();
-      } catch (e) {
-        options.onError?.(e);
-      }
+    d.nextAttemptAt = null;
+    const injected = faults.take(d, ['fail']);
+    if (injected) {
+      // A sandbox `fail` fault fails at once, without the network: no request to time out and no
+      // work for the clock to wait for, so the virtual clock runs 100,000 retries in well under 1 s.
+      settle(d, number, startedAt, null, `injected failure (sandbox fault ${injected.id})`, then);
       return;
     }
     const deadline = startedAt + DELIVERY_TIMEOUT_MS;
     const controller = new AbortController();
     const stopTimer = clock.at(deadline, () => controller.abort());
-    d.nextAttemptAt = null;
     const work = (async () => {
       let status: number | null = null;
       let error: string | null = null;
-      const injected = faults.take(d, ['fail']);
-      if (injected) {
-        error = `injected failure (sandbox fault ${injected.id})`;
-      } else {
-        try {
-          // Resolved and checked now, at every attempt, and connected to that very address.
-          const target = await resolveCallbackTarget(d.url!, { allowLoopback: options.allowHttpCallbacks, lookup: options.lookup });
-          if (!target.ok) throw new RefusedTarget(target.problem);
-          status = await post(target, d, controller.signal, agents);
-          if (status < 200 || status > 299) {
-            error = status >= 300 && status < 400 ? `redirect ${status} not followed` : `answered ${status}, not 2xx`;
-          }
-        } catch (e) {
-          error =
-            e instanceof RefusedTarget
-              ? `refused: ${e.message}`
-              : controller.signal.aborted
-                ? `timed out: no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
-                : `connection error: ${describe(e)}`;
+      try {
+        // Resolved and checked now, at every attempt, and connected to that very address.
+        const target = await resolveCallbackTarget(d.url!, { allowLoopback: options.allowHttpCallbacks, lookup: options.lookup });
+        if (!target.ok) throw new RefusedTarget(target.problem);
+        status = await post(target, d, controller.signal, agents);
+        if (status < 200 || status > 299) {
+          error = status >= 300 && status < 400 ? `redirect ${status} not followed` : `answered ${status}, not 2xx`;
         }
+      } catch (e) {
+        error =
+          e instanceof RefusedTarget
+            ? `refused: ${e.message}`
+            : controller.signal.aborted
+              ? `timed out: no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
+              : `connection error: ${describe(e)}`;
       }
       stopTimer();
-      d.attempts.push({ number, at: iso(startedAt), status, durationMs: clock.now() - startedAt, error });
-      if (error === null) d.state = 'delivered';
-      else if (number >= MAX_ATTEMPTS) d.state = 'failed';
-      else {
-        const at = startedAt + RETRY_DELAYS_MS[number - 1]!;
-        d.state = 'retrying';
-        d.nextAttemptAt = iso(at);
-        clock.at(at, () => {
-          attempt(d);
-        });
-      }
-      then?.();
+      settle(d, number, startedAt, status, error, then);
     })().catch((e) => options.onError?.(e));
     void clock.track(work, deadline);
   }
