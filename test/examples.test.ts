@@ -1,57 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { merchants, SANDBOX_KEY, SECRET, start, type Started } from './reference/helpers.js';
+import { freePort, startExample, type ExampleName } from './security/examples.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const MINUTE = 60_000;
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-/** Start an example with its own `start` script and wait until it answers. */
-async function startExample(name: string, env: Record<string, string>, readyWithinMs: number) {
-  const child: ChildProcess = spawn(`${root}node_modules/.bin/pnpm`, ['--dir', `examples/${name}`, 'start'], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const url = `http://127.0.0.1:${env.PORT}`;
-  const deadline = Date.now() + readyWithinMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`examples/${name} exited (${child.exitCode}):\n${output}`);
-    const res = await fetch(`${url}/orders/none`).catch(() => undefined);
-    if (res?.status === 404) break;
-    if (Date.now() > deadline) throw new Error(`examples/${name} did not answer within ${readyWithinMs} ms:\n${output}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return {
-    url,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      process.kill(-child.pid!, 'SIGTERM');
-      await exited;
-    },
-  };
-}
-
-const examples: [name: string, readyWithinMs: number][] = [
+const examples: [name: ExampleName, readyWithinMs: number][] = [
   ['express', 30_000],
   ['fastify', 30_000],
   ['hono', 30_000],
-  // `start` runs `next build` first.
+  // Next is built first (once per test run, shared with the security suites).
   ['next', 240_000],
 ];
 

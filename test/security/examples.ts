@@ -28,9 +28,9 @@ export interface RunningExample {
 /**
  * Start an example as its `start` script does. Express, Fastify and Hono run their script as is
  * (`pnpm --dir examples/<name> start`). Next's script is `next build && next start`: the build
- * is done once per test run by `buildNextExample` in a private copy (examples.test.ts builds
- * examples/next itself at the same time, and two builds in one directory collide), then
- * `next start -H 127.0.0.1 -p $PORT` runs there, exactly the second half of the script.
+ * is done once per test run by `buildNextExample`, in a private copy under a lock, for every suite
+ * that starts the example (two builds in one directory collide), then `next start -H 127.0.0.1
+ * -p $PORT` runs there, exactly the second half of the script.
  */
 export async function startExample(name: ExampleName, env: Record<string, string>, readyWithinMs = 60_000): Promise<RunningExample> {
   let child: ChildProcess;
