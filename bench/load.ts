@@ -8,6 +8,7 @@
  *
  * test/security/load.test.ts runs the same `runLoad` at CI size.
  */
+import { seededRandom } from '@payhook/testing';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -71,20 +72,9 @@ export interface LoadResult {
   exampleOutput: string;
 }
 
-/** A small seeded PRNG (mulberry32), so a plan can be replayed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const rand = random(options.seed ?? 20261122);
+  const rand = seededRandom(options.seed ?? 20261122);
   const duplicateCopies = Math.round(options.deliveries * (options.duplicateShare ?? 0.3));
   const uniqueEvents = options.deliveries - duplicateCopies;
   const transactions = Math.ceil(uniqueEvents / 3);

@@ -90,8 +90,14 @@ interface Pending {
   seq: number;
 }
 
-/** mulberry32: a small seeded generator, so a shuffled storm replays the same way. */
-function random(seed: number): () => number {
+/**
+ * mulberry32: a small seeded generator of numbers in [0, 1), so a shuffled storm replays the same way.
+ *
+ * @example
+ * const next = seededRandom(42);
+ * const coin = next() < 0.5;
+ */
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -179,7 +185,7 @@ export async function deliver(
   const reorder = options.reorder === true ? 'reverse' : options.reorder || undefined;
   if (reorder === 'reverse') runs.reverse();
   else if (reorder === 'shuffle') {
-    const next = random(options.seed ?? 1);
+    const next = seededRandom(options.seed ?? 1);
     for (let i = runs.length - 1; i > 0; i--) {
       const j = Math.floor(next() * (i + 1));
       [runs[i], runs[j]] = [runs[j]!, runs[i]!];

@@ -12,7 +12,7 @@ export {
   type RouteModule,
   type TargetOptions,
 } from './target.js';
-export { deliver, type DeliverOptions, type DeliverResult, type DeliveryAttemptReport, type DeliveryRun } from './deliver.js';
+export { deliver, seededRandom, type DeliverOptions, type DeliverResult, type DeliveryAttemptReport, type DeliveryRun } from './deliver.js';
 export { recordRuns, type HandlerRun, type HandlerRuns } from './handler-runs.js';
 export {
   startReferenceService,
