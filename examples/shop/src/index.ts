@@ -48,7 +48,7 @@ export interface Shop {
  * Orders live in this process's memory: enough for a demo. A real shop keeps them in its database,
  * and with the Postgres store can write them in the same transaction as the done record.
  */
-export function createShop(env: NodeJS.ProcessEnv = process.env, options: { logger?: Partial<Logger> } = {}): Shop {
+export function createShop(env: Record<string, string | undefined> = process.env, options: { logger?: Partial<Logger> } = {}): Shop {
   const need = (name: string) => {
     const value = env[name];
     if (!value) throw new Error(`[payhook example] set ${name} (see the example's README)`);

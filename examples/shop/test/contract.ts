@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connect, createEvents, deliver, payhookMatchers, startReferenceService, type DeliveryTarget } from '@payhook/testing';
-// Relative: the root vitest alias maps every `@payhook/<name>` to packages/<name>, which has no example-shop.
-import { createShop, type Shop } from '../src/index.js';
+import { createShop, type Shop } from '@payhook/example-shop';
 
 expect.extend(payhookMatchers);
 
