@@ -252,9 +252,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         } catch (cause) {
           throw storeError('open a transaction for', key, cause, table);
         }
-        let broken: Error | undefined;
-        try {
-          await client.query('BEGIN');
+        await inTransaction(client, async () => {
           // Fence first: the effect runs only while this delivery holds the claim, and the row lock
           // keeps any takeover waiting until the transaction ends.
           const marked = await client.query(SQL.completeHeld, [key, ctx.claimToken, retentionMs]);
@@ -264,16 +262,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
             );
           }
           await effect(event, ctx, client);
-          await client.query('COMMIT');
-        } catch (error) {
-          await client.query('ROLLBACK').catch((e: Error) => {
-            broken = e;
-          });
-          throw error;
-        } finally {
-          // A connection that could not roll back is dropped, never handed back mid-transaction.
-          client.release(broken);
-        }
+        });
       };
     },
     async purgeExpired({ batchSize = 10_000 } = {}) {
@@ -310,21 +299,35 @@ async function createSchema(pool: Pool, table: string, timeoutMs: number): Promi
   } catch (cause) {
     throw storeError('create the table', table, cause, table);
   }
-  let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
-    await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`@payhook/store-postgres:${table}`], query_timeout: timeoutMs * 5 } as pg.QueryConfig);
-    await client.query(schemaSql(table));
-    await client.query('COMMIT');
-  } catch (cause) {
-    await client.query('ROLLBACK').catch((e: Error) => {
-      broken = e;
+    await inTransaction(client, async () => {
+      await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`@payhook/store-postgres:${table}`], query_timeout: timeoutMs * 5 } as pg.QueryConfig);
+      await client.query(schemaSql(table));
     });
+  } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
     throw new Error(
       `${NAME} could not create the table ${table} (${reason}). Grant CREATE to the store's user, or create it from the package's schema.sql and pass createTable: false.`,
       { cause },
     );
+  }
+}
+
+/**
+ * Run `work` in a transaction on `client` and hand the client back. A connection that could not
+ * roll back is dropped, never returned to the pool mid-transaction.
+ */
+async function inTransaction(client: PoolClient, work: () => Promise<void>): Promise<void> {
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await work();
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch((e: Error) => {
+      broken = e;
+    });
+    throw error;
   } finally {
     client.release(broken);
   }
