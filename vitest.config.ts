@@ -8,7 +8,8 @@ const shop = fileURLToPath(new URL('./examples/shop/src/', import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@payhook\/core\/node$/, replacement: `${packages}core/src/node.ts` },
+      { find: /^@payhook\/core\/(node|adapter|api)$/, replacement: `${packages}core/src/$1.ts` },
+      { find: /^@payhook\/testing\/store$/, replacement: `${packages}testing/src/store.ts` },
       { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
       { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },
       { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },

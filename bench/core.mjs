@@ -37,6 +37,8 @@ if (!existsSync(coreEntry)) {
 }
 const core = await import(pathToFileURL(coreEntry).href);
 const { createReceiver, memoryStore, paymentEventSchema, verifySignature, sign } = core;
+// The adapter entry sits beside the root entry in the same build.
+const { adapterOf } = await import(pathToFileURL(path.join(path.dirname(coreEntry), 'adapter.js')).href);
 // Core's own dependencies, resolved from core (pnpm keeps them out of the root).
 const requireFromCore = createRequire(path.join(coreDir, 'package.json'));
 const secureJson = requireFromCore('secure-json-parse');
@@ -115,12 +117,12 @@ function makeFloor(name, input) {
 }
 
 function makePayhookProcess(name, input) {
-  const receiver = newReceiver(name);
+  const { process } = adapterOf(newReceiver(name));
   let i = 0;
   return async () => {
     counts[name].calls++;
     const k = i++ & MASK;
-    return receiver.process({ method: 'POST', signature: signatures[k], body: input[k] });
+    return process({ method: 'POST', signature: signatures[k], body: input[k] });
   };
 }
 
@@ -197,7 +199,7 @@ function makeSvix(name) {
 
 // Check every contender once before timing: the right outcome, the handler ran.
 async function selfCheck() {
-  const r = createReceiver({ secret: SECRET, store: memoryStore({ max: STORE_MAX }), logger: { warn() {} } }).on('payment.success', () => {});
+  const r = adapterOf(createReceiver({ secret: SECRET, store: memoryStore({ max: STORE_MAX }), logger: { warn() {} } }).on('payment.success', () => {}));
   for (let k = 0; k < 8; k++) {
     const res = await r.process({ method: 'POST', signature: signatures[k], body: bodies[k] });
     if (res.report.outcome !== 'processed') throw new Error(`[bench] payhook outcome ${res.report.outcome}, expected processed`);

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createReceiver, memoryStore, sign, type Store } from '@payhook/core';
+import { adapterOf } from '@payhook/core/adapter';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 
@@ -112,7 +113,7 @@ async function receiverThroughput(store: Store, concurrency = 32): Promise<numbe
           customer: { name: 'A', email: 'a@example.com', phone: '251900000000' },
           paidAt: '2026-01-01T00:00:00.000Z', createdAt: '2026-01-01T00:00:00.000Z',
         });
-        const r = await receiver.process({ method: 'POST', signature: sign(body, secret), body });
+        const r = await adapterOf(receiver).process({ method: 'POST', signature: sign(body, secret), body });
         if (r.status !== 200) throw new Error(`bench: receiver answered ${r.status}`);
         events++;
       }

@@ -1,3 +1,3 @@
 import { packageBuild } from '../../tsup.base.js';
 
-export default packageBuild(['src/index.ts', 'src/node.ts']);
+export default packageBuild(['src/index.ts', 'src/node.ts', 'src/adapter.ts', 'src/api.ts']);

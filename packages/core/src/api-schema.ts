@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { EVENT_NAMES, paymentEventSchema } from './event-schema.js';
+import { paymentEventSchema } from './event-schema.js';
+import { EVENT_NAMES, TRANSACTION_STATUSES } from './lifecycle.js';
+
+export { TRANSACTION_STATUSES, type TransactionStatus } from './lifecycle.js';
 
 /**
  * The request and response shapes of the service's API (section 4), shared by the reference
@@ -11,19 +14,6 @@ import { EVENT_NAMES, paymentEventSchema } from './event-schema.js';
 /** Currencies the service accepts at initialize. */
 export const SUPPORTED_CURRENCIES = ['ETB', 'USD'] as const;
 export type SupportedCurrency = (typeof SUPPORTED_CURRENCIES)[number];
-
-/** Every transaction status; `pending` is the status right after initialize. */
-export const TRANSACTION_STATUSES = [
-  'pending',
-  'processing',
-  'completed',
-  'failed',
-  'cancelled',
-  'refunding',
-  'refunded',
-  'reversed',
-] as const;
-export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
 /** Largest amount accepted at initialize, in the currency's minor units (cents). */
 export const MAX_AMOUNT_MINOR = 99_999_999_999;
@@ -83,6 +73,29 @@ export function parseAmount(input: string): number | string {
   if (minor === 0) return API_MESSAGES.amountZero;
   if (minor > MAX_AMOUNT_MINOR) return API_MESSAGES.amountMax;
   return minor;
+}
+
+/** The service fee's rate in thousandths: 3.5 % (docs/service-gaps.md). */
+const SERVICE_FEE_PER_MILLE = 35;
+
+/**
+ * The service fee the service charges on `amount` (a money string of the API): 3.5 % of it,
+ * rounded half up to the cent (docs/service-gaps.md). Throws on a string that is not money.
+ *
+ * @example
+ * serviceFeeFor('100.00'); // '3.50'
+ * serviceFeeFor('0.10'); // '0.00' (0.35 cents rounds down)
+ * serviceFeeFor('1500.00'); // '52.50'
+ */
+export function serviceFeeFor(amount: string): string {
+  if (!/^\d{1,9}\.\d{2}$/.test(amount)) {
+    throw new TypeError(
+      `[@payhook/core] serviceFeeFor: "${amount}" is not an amount of the API; pass a decimal string with two fraction digits, such as "100.00".`,
+    );
+  }
+  const minor = Number(amount.replace('.', ''));
+  const fee = Math.floor((minor * SERVICE_FEE_PER_MILLE + 500) / 1000);
+  return `${Math.floor(fee / 100)}.${String(fee % 100).padStart(2, '0')}`;
 }
 
 const message = (text: string) => ({ error: text });

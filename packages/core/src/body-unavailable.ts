@@ -8,8 +8,17 @@ const FIX: Record<string, string> = {
     'in the Pages Router, export const config = { api: { bodyParser: false } } from the API route; in the App Router, do not read the request (request.json(), request.text()) before payhook',
 };
 
-/** The error message for a body that something read before payhook; names the fix for `framework`. */
-export function bodyUnavailable(framework: string | undefined, parsed: unknown): string {
+/**
+ * The error message for a body that something read before payhook; names the fix for `framework`.
+ * `request`: a web Request whose body was used, with no framework to name.
+ */
+export function bodyUnavailable(framework: string | undefined, parsed: unknown, source: 'stream' | 'request' = 'stream'): string {
+  if (source === 'request' && framework === undefined) {
+    return (
+      '[@payhook/core] the request body was already read before payhook saw it, so its signature cannot be checked. ' +
+      'Give the receiver the untouched request: mount it before any body parser.'
+    );
+  }
   const what = parsed === undefined ? 'the request stream was already read' : 'a body parser already parsed the request';
   return `[@payhook/${framework ?? 'core'}] ${what}, so the signature cannot be checked on the raw bytes: ${
     FIX[framework ?? ''] ?? 'give payhook the untouched request before any body parser'

@@ -1,23 +1,14 @@
 import { z } from 'zod';
+import type { PaymentEventName } from './lifecycle.js';
 
-/** The events of section 6 of the service's interface, in the order a payment's life can emit them. */
-export const EVENT_NAMES = [
-  'payment.success',
-  'payment.failed',
-  'payment.cancelled',
-  'payment.refunding',
-  'payment.refunded',
-  'payment.reversed',
-] as const;
+export { EVENT_NAMES, isPaymentEventName, type PaymentEventName } from './lifecycle.js';
 
-export type PaymentEventName = (typeof EVENT_NAMES)[number];
-
-export function isPaymentEventName(name: unknown): name is PaymentEventName {
-  return typeof name === 'string' && (EVENT_NAMES as readonly string[]).includes(name);
-}
-
-const money = z.string().regex(/^\d{1,9}\.\d{2}$/, 'a decimal string with two fraction digits');
+const MONEY = /^\d{1,9}\.\d{2}$/;
+const CURRENCY = /^[A-Z]{3}$/;
+const money = z.string().regex(MONEY, 'a decimal string with two fraction digits');
 const timestamp = z.iso.datetime({ precision: 3 });
+// zod's own pattern for the timestamp, so the fast check below accepts exactly what zod accepts.
+const TIMESTAMP = timestamp._zod.pattern;
 
 /**
  * The transaction payload of section 2.1, shared by every event. Unknown extra fields pass
@@ -31,7 +22,7 @@ const shape = {
   merchantReference: z.string(),
   amount: money,
   serviceFee: money,
-  currency: z.string().regex(/^[A-Z]{3}$/, 'an ISO 4217 code'),
+  currency: z.string().regex(CURRENCY, 'an ISO 4217 code'),
   status: z.string().min(1),
   paymentMethod: z.string(),
   customer: z.looseObject({ name: z.string(), email: z.string(), phone: z.string() }),
@@ -39,6 +30,41 @@ const shape = {
   createdAt: timestamp,
 };
 export const paymentEventSchema = z.looseObject(shape);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isText = (v: unknown): v is string => typeof v === 'string';
+const isFilled = (v: unknown) => typeof v === 'string' && v.length > 0;
+
+/**
+ * `paymentEventSchema.safeParse(value).success`, checked by hand: the hot path of every delivery.
+ * It shares the schema's patterns and is tested for equivalence with it on generated payloads;
+ * when it says no, the receiver asks zod for the message.
+ */
+export function isPaymentEventShape(v: unknown): boolean {
+  if (!isObject(v)) return false;
+  const c = v.customer;
+  return (
+    isFilled(v.event) &&
+    (v.mode === 'live' || v.mode === 'sandbox') &&
+    isFilled(v.reference) &&
+    isText(v.merchantReference) &&
+    isText(v.amount) &&
+    MONEY.test(v.amount) &&
+    isText(v.serviceFee) &&
+    MONEY.test(v.serviceFee) &&
+    isText(v.currency) &&
+    CURRENCY.test(v.currency) &&
+    isFilled(v.status) &&
+    isText(v.paymentMethod) &&
+    isObject(c) &&
+    isText(c.name) &&
+    isText(c.email) &&
+    isText(c.phone) &&
+    (v.paidAt === null || (isText(v.paidAt) && TIMESTAMP.test(v.paidAt))) &&
+    isText(v.createdAt) &&
+    TIMESTAMP.test(v.createdAt)
+  );
+}
 
 // The known fields only: an index signature would make `Omit` below erase them.
 type Payload = z.infer<z.ZodObject<typeof shape>>;

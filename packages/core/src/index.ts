@@ -13,26 +13,15 @@ export {
   type HandlerContext,
   type HandlerOptions,
 } from './event-router.js';
-export {
-  createReceiver,
-  defaultDedupeKey,
-  SERVICE_TIMEOUT_MS,
-  SIGNATURE_HEADER,
-  type DeliveryOutcome,
-  type DeliveryReport,
-  type ErrorHandler,
-  type Logger,
-  type RawDelivery,
-  type Receiver,
-  type RecordClient,
-  type ReceiverOptions,
-  type ReceiverResult,
-} from './receiver.js';
+export { createReceiver, type Receiver } from './receiver.js';
+export { defaultDedupeKey, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
+export type { DeliveryOutcome, DeliveryReport, ErrorHandler, Logger, ReceiverResult } from './pipeline/outcome.js';
+export type { RawDelivery } from './pipeline/intake.js';
+export type { RecordClient } from './pipeline/record-check.js';
+export { systemClock, type Clock } from './clock.js';
 export { NonRetriableError } from './errors.js';
-export { readBodyLimited } from './read-body.js';
 export {
   createReconciler,
-  EVENTS_BY_STATUS,
   type ReconcileClient,
   type Reconciler,
   type ReconcilerOptions,
@@ -47,4 +36,18 @@ export {
   type Store,
   type StoreRecord,
 } from './store.js';
-export * from './api-schema.js';
+export {
+  AGREEING_STATUSES,
+  EVENTS_BY_STATUS,
+  isAction,
+  STATUS_AFTER,
+  STATUS_RANK,
+  TRANSACTION_STATUSES,
+  TRANSITIONS,
+  wasPaid,
+  type Action,
+  type TransactionStatus,
+  type Transition,
+} from './lifecycle.js';
+// The REST contract lives in `@payhook/core/api`; handlers only see the record's type.
+export type { TransactionRecord } from './api-schema.js';

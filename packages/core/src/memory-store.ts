@@ -1,12 +1,12 @@
 import { LRUCache } from 'lru-cache';
-import type { ClaimResult, CompleteOptions, Store, StoreRecord } from './store.js';
+import { STORE_SYNC, type ClaimResult, type CompleteOptions, type Store, type StoreOps, type StoreRecord } from './store.js';
 
 export interface MemoryStoreOptions {
   /** Most keys kept; the least recently used go first. Default 100,000. */
   max?: number;
   /** How long done records are kept. Default 24 hours: longer than any retry schedule, short enough for one process. */
   retentionMs?: number;
-  /** Clock, for tests. Default `Date.now`. */
+  /** Clock, for tests (a `Clock`'s `now`). Default `Date.now`. */
   now?: () => number;
 }
 
@@ -40,8 +40,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     return e?.state === 'claimed' && e.token === token ? e : undefined;
   };
 
-  return {
-    async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+  const ops = {
+    claim(key: string, leaseMs: number): ClaimResult {
       const t = now();
       const e = cache.get(key);
       if (e?.state === 'done' && e.until > t) {
@@ -54,7 +54,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       cache.set(key, { state: 'claimed', attempt, token, until: t + leaseMs });
       return { status: 'claimed', token, attempt };
     },
-    async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
+    complete(key: string, token: string, opts: CompleteOptions = {}): boolean {
       const t = now();
       const e = held(key, token, t);
       // Completing twice with the same token is not an error: a retried complete must not look like a lost claim.
@@ -72,21 +72,21 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       });
       return true;
     },
-    async release(key: string, token: string): Promise<boolean> {
+    release(key: string, token: string): boolean {
       const t = now();
       const e = held(key, token, t);
       if (!e) return false;
       cache.set(key, { state: 'released', attempt: e.attempt, until: t + retentionMs });
       return true;
     },
-    async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
+    extend(key: string, token: string, leaseMs: number): boolean {
       const t = now();
       const e = held(key, token, t);
       if (!e) return false;
       e.until = t + leaseMs;
       return true;
     },
-    async get(key: string): Promise<StoreRecord | undefined> {
+    get(key: string): StoreRecord | undefined {
       const t = now();
       const e = cache.get(key);
       if (!e) return undefined;
@@ -100,5 +100,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       }
       return { state: 'released', attempt: e.attempt };
     },
+  } satisfies StoreOps & { get(key: string): StoreRecord | undefined };
+
+  const store: Store = {
+    claim: async (key, leaseMs) => ops.claim(key, leaseMs),
+    complete: async (key, token, opts) => ops.complete(key, token, opts),
+    release: async (key, token) => ops.release(key, token),
+    extend: async (key, token, leaseMs) => ops.extend(key, token, leaseMs),
+    get: async (key) => ops.get(key),
   };
+  // Not enumerable: a wrapper built with `{ ...store, claim }` must not inherit the unwrapped view.
+  Object.defineProperty(store, STORE_SYNC, { value: ops });
+  return store;
 }

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
-import { bodyUnavailable } from './body-unavailable.js';
-import { SIGNATURE_HEADER, type Receiver, type ReceiverResult } from './receiver.js';
+import { adapterOf, type RawDelivery } from './adapter.js';
+import type { ReceiverResult } from './pipeline/outcome.js';
+import type { Receiver } from './receiver.js';
 import type { RawBody } from './signature.js';
 
 export interface NodeDeliveryOptions {
@@ -17,7 +18,7 @@ export interface NodeDeliveryOptions {
 /**
  * The one Node bridge: read a Node request's raw body with the receiver's limit, run the pipeline,
  * and return the answer for the caller to write. Express, Fastify and the Next Pages Router all
- * go through it.
+ * go through it. It only reads; the pipeline decides every answer.
  *
  * @example
  * const result = await processNodeRequest(receiver, req);
@@ -28,33 +29,31 @@ export async function processNodeRequest(
   req: IncomingMessage,
   options: NodeDeliveryOptions = {},
 ): Promise<ReceiverResult> {
-  const method = req.method ?? 'GET';
-  if (method.toUpperCase() !== 'POST') return receiver.process({ method, signature: undefined, body: '' });
-  let body = options.body;
-  if (body === undefined) {
-    // A body parser ran first: the bytes are gone. Fail now, never wait for a stream that will not come.
-    const parsed = (req as { body?: unknown }).body;
-    if (parsed !== undefined || req.readableEnded || !req.readable) {
-      return receiver.reject('body-unavailable', new Error(bodyUnavailable(options.framework, parsed)));
-    }
-    try {
-      body = await getRawBody(req, { length: req.headers['content-length'], limit: receiver.maxBodyBytes });
-    } catch (error) {
-      const type = (error as { type?: string }).type;
-      if (type === 'entity.too.large') return receiver.reject('too-large');
-      if (type === 'stream.not.readable') {
-        return receiver.reject('body-unavailable', new Error(bodyUnavailable(options.framework, undefined)));
-      }
-      // Aborted uploads and a Content-Length that does not match the bytes sent.
-      return receiver.reject('malformed', error);
-    }
+  const { process, maxBodyBytes, signatureHeader } = adapterOf(receiver);
+  const delivery: RawDelivery = { method: req.method ?? 'GET', signature: req.headers[signatureHeader], framework: options.framework };
+  if (delivery.method.toUpperCase() !== 'POST' || options.body !== undefined) return process({ ...delivery, body: options.body });
+  return process({ ...delivery, ...(await readNodeBody(req, maxBodyBytes)) });
+}
+
+/** The body's bytes, or why there are none. Never waits for a stream that already ended. */
+async function readNodeBody(req: IncomingMessage, limit: number): Promise<Pick<RawDelivery, 'body' | 'problem' | 'parsed' | 'error'>> {
+  // A body parser ran first: the bytes are gone.
+  const parsed = (req as { body?: unknown }).body;
+  if (parsed !== undefined || req.readableEnded || !req.readable) return { problem: 'unavailable', parsed };
+  try {
+    return { body: await getRawBody(req, { length: req.headers['content-length'], limit }) };
+  } catch (error) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') return { problem: 'too-large' };
+    if (type === 'stream.not.readable') return { problem: 'unavailable' };
+    // Aborted uploads and a Content-Length that does not match the bytes sent.
+    return { problem: 'unreadable', error };
   }
-  return receiver.process({ method, signature: req.headers[SIGNATURE_HEADER], body });
 }
 
 /** Write a pipeline answer to a Node response. */
 export function writeNodeResponse(res: ServerResponse, result: ReceiverResult): void {
-  res.writeHead(result.status, result.headers);
+  res.writeHead(result.status, result.headers as Record<string, string>);
   res.end(result.body);
 }
 

@@ -1,6 +1,9 @@
 import type { TransactionRecord } from './api-schema.js';
-import type { PaymentEvent, PaymentEventName } from './event-schema.js';
-import type { DeliveryReport, Receiver } from './receiver.js';
+import type { PaymentEvent } from './event-schema.js';
+import { every, systemClock, type Clock } from './clock.js';
+import { EVENTS_BY_STATUS } from './lifecycle.js';
+import type { DeliveryReport } from './pipeline/outcome.js';
+import type { Receiver } from './receiver.js';
 
 /** The part of `@payhook/client` a reconciler uses. */
 export interface ReconcileClient {
@@ -15,6 +18,8 @@ export interface ReconcilerOptions {
   receiver: Receiver;
   /** Called for each event a run dispatched and each it could not. */
   onRecovered?: (report: DeliveryReport) => void;
+  /** Time and timers for `start`, for tests. Default: the real ones. */
+  clock?: Clock;
 }
 
 export interface ReconcileRun {
@@ -36,21 +41,6 @@ export interface Reconciler {
 }
 
 /**
- * The events a transaction in this status has emitted, in the order the service emits them.
- * A refunded payment was first a success, then refunding, then refunded.
- */
-export const EVENTS_BY_STATUS: Record<TransactionRecord['status'], readonly PaymentEventName[]> = {
-  pending: [],
-  processing: [],
-  completed: ['payment.success'],
-  failed: ['payment.failed'],
-  cancelled: ['payment.cancelled'],
-  refunding: ['payment.success', 'payment.refunding'],
-  refunded: ['payment.success', 'payment.refunding', 'payment.refunded'],
-  reversed: ['payment.success', 'payment.reversed'],
-};
-
-/**
  * Recover what the webhooks missed: walk the service's list and dispatch, through the same
  * receiver and store, every event whose handlers have not run to the end. Each still runs once,
  * whether its webhook arrives later or never.
@@ -61,7 +51,7 @@ export const EVENTS_BY_STATUS: Record<TransactionRecord['status'], readonly Paym
  * const stop = reconciler.start({ everyMs: 5 * 60_000 });
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  const { client, receiver } = options;
+  const { client, receiver, clock = systemClock } = options;
 
   async function run(range: { from: Date | string; to: Date | string }): Promise<ReconcileRun> {
     const result: ReconcileRun = { scanned: 0, recovered: [], inProgress: [], failed: [] };
@@ -91,7 +81,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         if (running) return;
         running = true;
         try {
-          const to = new Date();
+          const to = new Date(clock.now());
           onRun?.(await run({ from: new Date(to.getTime() - lookbackMs), to }));
         } catch (error) {
           console.error('[@payhook/core] a reconcile run failed; the next one will try again', error);
@@ -99,10 +89,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
           running = false;
         }
       };
-      const timer = setInterval(tick, everyMs);
-      timer.unref?.();
+      const stop = every(clock, everyMs, () => void tick());
       void tick();
-      return () => clearInterval(timer);
+      return stop;
     },
   };
 }

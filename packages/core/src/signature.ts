@@ -69,11 +69,13 @@ export function verifySignature(
  * const result = verify(rawBody, request.headers.get('x-service-signature'));
  */
 export function createVerifier(secretOrSecrets: string | readonly string[]): (body: RawBody, header: unknown) => VerifyResult {
-  const { createHmac, createSecretKey, timingSafeEqual } = requireNodeCrypto('verifySignature');
+  const { createHmac, timingSafeEqual } = requireNodeCrypto('verifySignature');
   const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
-  const keys = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? createSecretKey(Buffer.from(s)) : undefined)) : [];
+  // Plain byte keys: HMAC with a Buffer key is cheaper per call than with a KeyObject (BENCHMARKS.md).
+  const keys = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? Buffer.from(s) : undefined)) : [];
+  const toBytes = (hex: string) => Buffer.from(hex, 'hex');
   return (body, header) => {
-    const p = prepare(header, keys, (hex) => Buffer.from(hex, 'hex'));
+    const p = prepare(header, keys, toBytes);
     if (!p.ok) return p;
     let matched = -1;
     // Every secret is tried, so the time taken does not tell which one matched.

@@ -54,3 +54,20 @@ export type StoreRecord =
 
 /** Thirty days: the signature carries no timestamp, so an old delivery can be replayed long after its retries end. */
 export const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * What the receiver calls on a store. A store may also carry a synchronous view of its operations
+ * under STORE_SYNC (the memory store does): the receiver then runs a delivery without awaiting it.
+ */
+export interface StoreOps {
+  claim(key: string, leaseMs: number): ClaimResult | Promise<ClaimResult>;
+  complete(key: string, token: string, options?: CompleteOptions): boolean | Promise<boolean>;
+  release(key: string, token: string): boolean | Promise<boolean>;
+  extend(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
+}
+
+/** Registered, so that two copies of core (ESM and CJS) still find each other's synchronous view. */
+export const STORE_SYNC: unique symbol = Symbol.for('payhook.store.sync') as never;
+
+/** The synchronous view of `store` if it has one, else the store itself. */
+export const storeOps = (store: Store): StoreOps => (store as { [STORE_SYNC]?: StoreOps })[STORE_SYNC] ?? store;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { Receiver, ReceiverResult } from '@payhook/core';
+import type { Receiver } from '@payhook/core';
+import { adapterOf, type ReceiverResult } from '@payhook/core/adapter';
 import { processNodeRequest } from '@payhook/core/node';
 
 export interface PayhookFastifyOptions {
@@ -23,14 +24,16 @@ export const payhookFastify: FastifyPluginAsync<PayhookFastifyOptions> = async (
   const { receiver, path = '/webhooks' } = options;
   // This scope only: drop the parsers inherited from the app and keep every body as raw bytes.
   instance.removeAllContentTypeParsers();
-  const keepBytes = { parseAs: 'buffer' as const, bodyLimit: receiver.maxBodyBytes };
+  const { process, maxBodyBytes, signatureHeader } = adapterOf(receiver);
+  const keepBytes = { parseAs: 'buffer' as const, bodyLimit: maxBodyBytes };
   const asIs = (_req: unknown, body: Buffer | string, done: (error: null, body: Buffer | string) => void) => done(null, body);
   instance.addContentTypeParser('application/json', keepBytes, asIs);
   instance.addContentTypeParser('*', keepBytes, asIs);
-  instance.setErrorHandler((error, _request, reply) => {
-    // Fastify counts the bytes against bodyLimit as they stream in; answer as the core does.
-    if ((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, receiver.reject('too-large'));
-    throw error;
+  instance.setErrorHandler(async (error, request, reply) => {
+    // Fastify counts the bytes against bodyLimit as they stream in; the pipeline answers.
+    if ((error as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
+    const signature = request.headers[signatureHeader];
+    return send(reply, await process({ method: request.method, signature, problem: 'too-large', framework: 'fastify' }));
   });
   instance.all(path, async (request, reply) => {
     const body = Buffer.isBuffer(request.body) ? request.body : undefined;

@@ -1,0 +1,116 @@
+/**
+ * The payment lifecycle, written once: the statuses, the moves between them and the event each
+ * move sends (section 6). Everything else is derived from TRANSITIONS: which status an event
+ * implies, which statuses still agree with an event, the events a status has emitted and in what
+ * order a reconcile dispatches them. The receiver, the reconciler, the reference service,
+ * `@payhook/testing` and the examples all read this module. No zod here: it is part of the
+ * smallest import.
+ */
+
+/** The events of section 6, in the order a payment's life can emit them. */
+export const EVENT_NAMES = [
+  'payment.success',
+  'payment.failed',
+  'payment.cancelled',
+  'payment.refunding',
+  'payment.refunded',
+  'payment.reversed',
+] as const;
+export type PaymentEventName = (typeof EVENT_NAMES)[number];
+
+/** Every transaction status; `pending` is the status right after initialize. */
+export const TRANSACTION_STATUSES = [
+  'pending',
+  'processing',
+  'completed',
+  'failed',
+  'cancelled',
+  'refunding',
+  'refunded',
+  'reversed',
+] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+
+export interface Transition {
+  from: readonly TransactionStatus[];
+  to: TransactionStatus;
+  /** The webhook the move sends, or null for none. */
+  event: PaymentEventName | null;
+  description: string;
+}
+
+/** Every way a transaction's status moves, named by the action that moves it. */
+export const TRANSITIONS = {
+  open: { from: ['pending'], to: 'processing', event: null, description: 'Checkout opened' },
+  pay: { from: ['pending', 'processing'], to: 'completed', event: 'payment.success', description: 'Payment completed' },
+  fail: { from: ['pending', 'processing'], to: 'failed', event: 'payment.failed', description: 'Payment attempt failed' },
+  cancel: { from: ['pending', 'processing'], to: 'cancelled', event: 'payment.cancelled', description: 'Transaction cancelled' },
+  refund: { from: ['completed'], to: 'refunding', event: 'payment.refunding', description: 'Refund initiated' },
+  'complete-refund': { from: ['refunding'], to: 'refunded', event: 'payment.refunded', description: 'Refund completed' },
+  reverse: { from: ['completed'], to: 'reversed', event: 'payment.reversed', description: 'Payment reversed' },
+} as const satisfies Record<string, Transition>;
+export type Action = keyof typeof TRANSITIONS;
+
+export const isAction = (name: string): name is Action => Object.hasOwn(TRANSITIONS, name);
+
+export function isPaymentEventName(name: unknown): name is PaymentEventName {
+  return typeof name === 'string' && (EVENT_NAMES as readonly string[]).includes(name);
+}
+
+const moves: readonly Transition[] = Object.values(TRANSITIONS);
+
+/** The status a transaction has right after the service sent `event`. */
+export const STATUS_AFTER = Object.fromEntries(
+  EVENT_NAMES.map((name) => [name, moves.find((m) => m.event === name)!.to]),
+) as Record<PaymentEventName, TransactionStatus>;
+
+/** Statuses reachable from `status` (itself included), by any number of moves. */
+function reachable(status: TransactionStatus): TransactionStatus[] {
+  const seen: TransactionStatus[] = [status];
+  for (let i = 0; i < seen.length; i++) {
+    for (const m of moves) if (m.from.includes(seen[i]!) && !seen.includes(m.to)) seen.push(m.to);
+  }
+  return seen;
+}
+
+/**
+ * The statuses a transaction may have once `event` happened: a success stays true of a payment
+ * that was refunded or reversed since. The receiver's record check runs handlers only on these.
+ */
+export const AGREEING_STATUSES = Object.fromEntries(
+  EVENT_NAMES.map((name) => [name, reachable(STATUS_AFTER[name])]),
+) as unknown as Record<PaymentEventName, readonly TransactionStatus[]>;
+
+/** The events along the way from `pending` to `status`, oldest first (the lifecycle has one way to each status). */
+function eventsTo(status: TransactionStatus): PaymentEventName[] {
+  if (status === 'pending') return [];
+  const m = moves.find((t) => t.to === status)!;
+  const before = m.from.includes('pending') ? [] : eventsTo(m.from[0]!);
+  return m.event ? [...before, m.event] : before;
+}
+
+/**
+ * The events a transaction in this status has emitted, in the order the service emits them:
+ * a refunded payment was first a success, then refunding, then refunded. A reconcile dispatches
+ * them in this order and stops at the first that does not finish.
+ */
+export const EVENTS_BY_STATUS = Object.fromEntries(
+  TRANSACTION_STATUSES.map((s) => [s, eventsTo(s)]),
+) as unknown as Record<TransactionStatus, readonly PaymentEventName[]>;
+
+/**
+ * How far along a status is: the number of moves from `pending` on the longest way there. A
+ * delivery that arrives late (a payment after its refund) never moves an order back.
+ */
+export const STATUS_RANK = Object.fromEntries(
+  TRANSACTION_STATUSES.map((s) => [s, rank(s)]),
+) as Record<TransactionStatus, number>;
+
+function rank(status: TransactionStatus): number {
+  let best = 0;
+  for (const m of moves) if (m.to === status) for (const f of m.from) best = Math.max(best, rank(f) + 1);
+  return best;
+}
+
+/** Whether a transaction was paid once `event` happened (its `paidAt` is set): every event after a success. */
+export const wasPaid = (event: PaymentEventName): boolean => EVENTS_BY_STATUS[STATUS_AFTER[event]].includes('payment.success');

@@ -1,0 +1,91 @@
+import { systemClock, type Clock } from './clock.js';
+import type { PaymentEvent } from './event-schema.js';
+import { memoryStore } from './memory-store.js';
+import { defaultLogger, type Logger } from './pipeline/outcome.js';
+import type { RecordClient } from './pipeline/record-check.js';
+import type { Store } from './store.js';
+
+/** The header the service signs with; HTTP header names are case-insensitive. */
+export const SIGNATURE_HEADER = 'x-service-signature';
+/** The service counts a delivery as failed when no 2xx comes within this many milliseconds. */
+export const SERVICE_TIMEOUT_MS = 10_000;
+
+export interface ReceiverOptions {
+  /** The webhook secret, or several during a rotation (the first that matches wins). */
+  secret: string | readonly string[];
+  /** Where claims and done records live. Default: `memoryStore()`, one process only. */
+  store?: Store;
+  /** Answer within this many milliseconds whatever the handler does. Default 8000; must be below 10000. */
+  budgetMs?: number;
+  /** Largest body accepted, in bytes. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** What makes two deliveries the same. Default: mode + reference + event. */
+  dedupeKey?: (event: PaymentEvent) => string;
+  /** How long a claim holds before another process may take it over. Default 30 s, inside the service's first 1-minute retry gap. */
+  leaseMs?: number;
+  /** How long done records are kept. Default: the store's retention. */
+  retentionMs?: number;
+  /** Where every outcome is reported. Default: warnings and errors to the console. */
+  logger?: Partial<Logger>;
+  /** The API client (`@payhook/client`) used to fetch the service's record for handlers that ask for it. */
+  client?: RecordClient;
+  /** Fetch and check the service's record before every handler, as if each were registered with `{ verify: true }`. */
+  verifyBeforeHandling?: boolean;
+  /** Time and timers, for tests (budgets, lease keep-alive, retries of the done record). Default: the real ones. */
+  clock?: Clock;
+}
+
+/** The default dedupe key. Not the reference alone: one transaction emits success, then refunding, then refunded. */
+export const defaultDedupeKey = (event: PaymentEvent): string => `${event.mode}:${event.reference}:${event.event}`;
+
+/** The options with every default filled in and every value checked, once, when the receiver is created. */
+export function resolveOptions(options: ReceiverOptions) {
+  const budgetMs = options.budgetMs ?? 8_000;
+  if (!(budgetMs > 0 && budgetMs < SERVICE_TIMEOUT_MS)) {
+    throw new RangeError(
+      `[@payhook/core] budgetMs must be above 0 and below ${SERVICE_TIMEOUT_MS} (the service's timeout); got ${budgetMs}. Leave it unset for 8000.`,
+    );
+  }
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!(leaseMs > budgetMs)) {
+    throw new RangeError(`[@payhook/core] leaseMs (${leaseMs}) must be longer than budgetMs (${budgetMs}).`);
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  if (!(Number.isInteger(maxBodyBytes) && maxBodyBytes > 0)) {
+    throw new RangeError(`[@payhook/core] maxBodyBytes must be a positive whole number of bytes; got ${maxBodyBytes}.`);
+  }
+  const clock = options.clock ?? systemClock;
+  return {
+    secrets: checkSecrets(options.secret),
+    budgetMs,
+    leaseMs,
+    maxBodyBytes,
+    retentionMs: options.retentionMs,
+    clock,
+    store: options.store ?? memoryStore({ now: () => clock.now() }),
+    dedupeKey: options.dedupeKey ?? defaultDedupeKey,
+    logger: { ...defaultLogger, ...options.logger } as Logger,
+    client: options.client,
+    verifyBeforeHandling: options.verifyBeforeHandling === true,
+    signatureHeader: SIGNATURE_HEADER,
+  };
+}
+
+function checkSecrets(secret: string | readonly string[]): readonly string[] {
+  const list = typeof secret === 'string' ? [secret] : secret;
+  if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
+    throw new TypeError(
+      "[@payhook/core] `secret` must be the webhook secret (a non-empty string) or a non-empty list of them; set it from your dashboard's webhook secret.",
+    );
+  }
+  return list;
+}
+
+/** Handlers that ask for the service's record need a client to ask with. */
+export function needsClient(client: RecordClient | undefined, handlerOptions: { verify?: boolean } | undefined): void {
+  if (handlerOptions?.verify && !client) {
+    throw new TypeError(
+      '[@payhook/core] a handler asked for { verify: true }, but the receiver has no client: pass createReceiver({ client: createClient({ apiKey, baseUrl }) }).',
+    );
+  }
+}

@@ -1,0 +1,190 @@
+import type { TransactionRecord } from '../api-schema.js';
+import { every, type Clock } from '../clock.js';
+import type { Deadlines } from '../deadlines.js';
+import { NonRetriableError } from '../errors.js';
+import { runHandlers, type EventRouter, type HandlerContext } from '../event-router.js';
+import type { PaymentEvent } from '../event-schema.js';
+import { isPaymentEventName } from '../lifecycle.js';
+import { andThen, attempt, isPromise, type Awaitable } from '../maybe-async.js';
+import type { ClaimResult, Outcome, StoreOps } from '../store.js';
+import { reportOf, type DeliveryFields, type DeliveryReport } from './outcome.js';
+import { checkRecord, type RecordClient } from './record-check.js';
+
+/** What the claim-and-run step needs of the receiver. */
+export interface RunSettings {
+  ops: StoreOps;
+  router: EventRouter;
+  dedupeKey: (event: PaymentEvent) => string;
+  leaseMs: number;
+  retentionMs: number | undefined;
+  clock: Clock;
+  deadlines: Deadlines;
+  report: (r: DeliveryReport) => DeliveryReport;
+  client: RecordClient | undefined;
+  verifyBeforeHandling: boolean;
+}
+
+export interface RunInput {
+  secretIndex: number | null;
+  source: HandlerContext['source'];
+  /** Answer within this many milliseconds (Infinity: wait for the handlers, as a reconcile does). */
+  budgetMs: number;
+  record?: TransactionRecord;
+}
+
+/** Where a delivery is: the deadline reads it to choose between 503 (still claiming) and 202 (running). */
+interface Progress {
+  token?: string;
+  late: boolean;
+}
+
+/**
+ * Claim the event's dedupe key, run its handlers and record the outcome, all within one budget:
+ * a store that hangs gets 503, a handler that outlives the budget 202 (it goes on, its claim kept
+ * alive, its outcome reported later). Synchronous from start to end when the store and the
+ * handlers are; the deadline is only set once something has to be awaited.
+ */
+export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput): Awaitable<DeliveryReport> {
+  const key = s.dedupeKey(event);
+  const fields: DeliveryFields = { reference: event.reference, event: event.event, dedupeKey: key, source: input.source };
+  if (!isPaymentEventName(event.event) || !s.router.handles(event.event)) return reportOf('ignored', fields);
+  const started = input.budgetMs === Infinity ? 0 : s.clock.now();
+  const progress: Progress = { late: false };
+
+  const result = andThen(
+    attempt<ClaimResult | { status: 'failed'; error: unknown }>(() => s.ops.claim(key, s.leaseMs), (error) => ({ status: 'failed', error })),
+    (claim): Awaitable<DeliveryReport> => {
+      if (claim.status === 'failed') return reportOf('store-unavailable', { ...fields, error: claim.error });
+      if (progress.late) {
+        // Answered 503 already: give a claim that landed after all back, so the service's retry can run the event.
+        if (claim.status === 'claimed') void attempt(() => s.ops.release(key, claim.token), () => false);
+        return reportOf('store-unavailable', fields);
+      }
+      if (claim.status === 'done') return reportOf('duplicate', fields);
+      if (claim.status === 'in-progress') return reportOf('in-progress', fields);
+      progress.token = claim.token;
+      const ctx: HandlerContext = {
+        reference: event.reference,
+        dedupeKey: key,
+        secretIndex: input.secretIndex,
+        redelivery: claim.attempt > 1,
+        attempt: claim.attempt,
+        claimToken: claim.token,
+        source: input.source,
+        record: input.record,
+      };
+      return run(s, event, ctx, fields);
+    },
+  );
+  if (!isPromise(result) || input.budgetMs === Infinity) return result;
+  return withinBudget(s, result, started, input.budgetMs, progress, fields);
+}
+
+/** Race the delivery against its deadline on the receiver's one timer structure. */
+function withinBudget(
+  s: RunSettings,
+  result: Promise<DeliveryReport>,
+  started: number,
+  budgetMs: number,
+  progress: Progress,
+  fields: DeliveryFields,
+): Promise<DeliveryReport> {
+  return new Promise((resolve) => {
+    const deadline = s.deadlines.add(started + budgetMs, () => {
+      progress.late = true;
+      const token = progress.token;
+      if (token === undefined) {
+        const error = new Error(`[@payhook/core] the store did not answer a claim within ${budgetMs} ms; check that it is reachable.`);
+        return resolve(reportOf('store-unavailable', { ...fields, error }));
+      }
+      // Past the budget: answer 202 now, keep the claim alive while the handler runs, report its outcome later.
+      resolve(reportOf('accepted', fields));
+      const key = fields.dedupeKey!;
+      const extend = () => void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
+      extend();
+      const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), extend);
+      void result.then((late) => {
+        stop();
+        s.report({ ...late, late: true });
+      });
+    });
+    void result.then((r) => {
+      if (progress.late) return;
+      s.deadlines.cancel(deadline);
+      resolve(r);
+    });
+  });
+}
+
+const DONE = { ok: true } as const;
+
+/** The record check if asked for, the handlers, then the done record or the release. */
+function run(s: RunSettings, event: PaymentEvent, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
+  const token = ctx.claimToken;
+  const release = () => attempt(() => s.ops.release(ctx.dedupeKey, token), () => false); // the lease runs out by itself
+  const handlers = () =>
+    andThen(
+      attempt<typeof DONE | { error: unknown }>(() => andThen(runHandlers(s.router, event, ctx), () => DONE), (error) => ({ error })),
+      (ran) => ('error' in ran ? threw(s, ctx, fields, ran.error, release) : complete(s, ctx, 'ok', fields)),
+    );
+  if (!s.verifyBeforeHandling && !s.router.wantsRecord(event.event)) return handlers();
+  return checkRecord(s.client!, event, ctx).then((refused) =>
+    refused ? andThen(release(), () => ({ ...refused, ...fields })) : handlers(),
+  );
+}
+
+function threw(
+  s: RunSettings,
+  ctx: HandlerContext,
+  fields: DeliveryFields,
+  error: unknown,
+  release: () => Awaitable<boolean>,
+): Awaitable<DeliveryReport> {
+  if (error instanceof NonRetriableError) return andThen(complete(s, ctx, 'failed', fields), () => reportOf('rejected', { ...fields, error }));
+  return andThen(release(), () => reportOf('failed', { ...fields, error }));
+}
+
+/** Write the done record; if the store fails now, the handlers ran: answer as done and keep trying in the background. */
+function complete(s: RunSettings, ctx: HandlerContext, outcome: Outcome, fields: DeliveryFields): Awaitable<DeliveryReport> {
+  const { dedupeKey: key, claimToken: token } = ctx;
+  return andThen(
+    attempt(() => s.ops.complete(key, token, { outcome, ttlMs: s.retentionMs }), () => {
+      completeLater(s, key, token, outcome, fields);
+      return true;
+    }),
+    (held) => {
+      if (held) return reportOf('processed', fields);
+      const error = new Error(
+        `[@payhook/core] the claim on ${key} expired before its handler finished, so another delivery may have run it too. Raise leaseMs above your slowest handler.`,
+      );
+      return reportOf('processed', { ...fields, error });
+    },
+  );
+}
+
+/**
+ * The handlers ran but the done record could not be written (the store is overloaded or briefly
+ * down). Keep the claim alive and try again in the background: a copy arriving meanwhile gets 409
+ * and, when the service retries it, finds the event done instead of running it a second time.
+ */
+function completeLater(s: RunSettings, key: string, token: string, outcome: Outcome, fields: DeliveryFields) {
+  let tries = 0;
+  const late = (error: unknown) => s.report(reportOf(outcome === 'ok' ? 'processed' : 'rejected', { ...fields, late: true, error }));
+  const retry = () => {
+    tries += 1;
+    // complete is idempotent for its token, so a first complete that landed but went unanswered is fine.
+    void andThen(
+      attempt<boolean | { error: unknown }>(() => s.ops.complete(key, token, { outcome, ttlMs: s.retentionMs }), (error) => ({ error })),
+      (held) => {
+        if (typeof held === 'object') {
+          if (tries >= 8) return void late(held.error);
+          void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
+          s.clock.setTimeout(retry, Math.min(s.leaseMs / 3, 250 * 2 ** tries));
+        } else if (!held) {
+          late(new Error(`[@payhook/core] the claim on ${key} was lost before its done record could be written; the event may run again.`));
+        }
+      },
+    );
+  };
+  s.clock.setTimeout(retry, 250);
+}

@@ -1,0 +1,122 @@
+import type { HandlerContext } from '../event-router.js';
+
+/** Every answer the pipeline gives; the status of each is decided here, once (STATUS). */
+export type DeliveryOutcome =
+  | 'processed' // 200: handlers ran
+  | 'duplicate' // 200: done before, nothing ran
+  | 'ignored' // 200: no handler for this event, or an event name the service does not define
+  | 'rejected' // 200: a handler threw NonRetriableError; marked done, not retried
+  | 'mismatch' // 200: the service's record does not agree with the event; no handler ran, the claim is released
+  | 'accepted' // 202: the budget ran out; the handler goes on and its outcome is recorded
+  | 'malformed' // 400: signed, but not a valid payload (or an upload that broke off)
+  | 'unauthorized' // 401: signature missing or wrong
+  | 'method-not-allowed' // 405
+  | 'in-progress' // 409: another delivery of the same event is running; the service retries later
+  | 'too-large' // 413
+  | 'failed' // 500: a handler threw; the claim is released so the retry runs it again
+  | 'body-unavailable' // 500: something read the body before payhook; fix the mounting
+  | 'store-unavailable' // 503: the store could not be reached; the service retries
+  | 'verify-unavailable'; // 503: the service's record could not be fetched; the service retries
+
+export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
+  processed: 200,
+  duplicate: 200,
+  ignored: 200,
+  rejected: 200,
+  mismatch: 200,
+  accepted: 202,
+  malformed: 400,
+  unauthorized: 401,
+  'method-not-allowed': 405,
+  'in-progress': 409,
+  'too-large': 413,
+  failed: 500,
+  'body-unavailable': 500,
+  'store-unavailable': 503,
+  'verify-unavailable': 503,
+};
+
+export interface DeliveryReport {
+  outcome: DeliveryOutcome;
+  status: number;
+  reference?: string;
+  event?: string;
+  dedupeKey?: string;
+  /** Set on errors: what went wrong, for logs only (never sent back to the service). */
+  error?: unknown;
+  /** True for outcomes reported after the response was sent (a handler that finished after a 202). */
+  late?: boolean;
+  /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
+  source?: HandlerContext['source'];
+}
+
+/** The fields of a report that name the delivery. */
+export type DeliveryFields = Omit<DeliveryReport, 'outcome' | 'status'>;
+
+/** A report for `outcome`, with its status from the one table. */
+export const reportOf = (outcome: DeliveryOutcome, fields?: DeliveryFields): DeliveryReport => ({
+  outcome,
+  status: STATUS[outcome],
+  ...fields,
+});
+
+export interface ReceiverResult {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  /** A short JSON body naming the outcome; never internal error text. */
+  body: string;
+  report: DeliveryReport;
+}
+
+export interface Logger {
+  info(message: string, fields: DeliveryReport): void;
+  warn(message: string, fields: DeliveryReport): void;
+  error(message: string, fields: DeliveryReport): void;
+}
+
+export type ErrorHandler = (error: unknown, report: DeliveryReport) => void;
+
+const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
+// Stop reading an oversized upload rather than drain it.
+const HEADERS: Partial<Record<number, Readonly<Record<string, string>>>> = {
+  405: Object.freeze({ ...JSON_HEADERS, allow: 'POST' }),
+  413: Object.freeze({ ...JSON_HEADERS, connection: 'close' }),
+};
+const BODIES = Object.fromEntries(Object.keys(STATUS).map((o) => [o, `{"outcome":"${o}"}`])) as Record<DeliveryOutcome, string>;
+
+/** The HTTP answer for a report: shared, frozen headers and a precomputed body per outcome. */
+export const answerOf = (report: DeliveryReport): ReceiverResult => ({
+  status: report.status,
+  headers: HEADERS[report.status] ?? JSON_HEADERS,
+  body: BODIES[report.outcome],
+  report,
+});
+
+const silent = () => {};
+export const defaultLogger: Logger = {
+  info: silent,
+  warn: (message, fields) => console.warn(message, fields),
+  error: (message, fields) => console.error(message, fields),
+};
+
+/**
+ * Log a report once, at the level its outcome deserves, and hand failures to the `onError`
+ * handlers. Successes are the hot path: no message is built for a silent info logger.
+ */
+export function createReporter(logger: Logger, errorHandlers: readonly ErrorHandler[]): (r: DeliveryReport) => DeliveryReport {
+  const message = (r: DeliveryReport) => `[@payhook/core] ${r.late ? 'late outcome' : 'delivery'} ${r.outcome} (${r.status})`;
+  return (r) => {
+    if (r.error !== undefined) {
+      logger.error(message(r), r);
+      for (const h of errorHandlers) {
+        try {
+          h(r.error, r);
+        } catch (e) {
+          logger.error('[@payhook/core] an onError handler threw', { ...r, error: e });
+        }
+      }
+    } else if (r.status >= 400) logger.warn(message(r), r);
+    else if (logger.info !== silent) logger.info(message(r), r);
+    return r;
+  };
+}
