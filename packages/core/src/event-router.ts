@@ -93,9 +93,13 @@ export function createEventRouter(): EventRouter {
   /** The handlers one after another; no promise at all while each answers synchronously. */
   const run = (event: PaymentEvent, context: HandlerContext, from = 0): Awaitable<void> => {
     const named = byName.get(event.event) ?? none;
-    for (let i = from; i < named.length + any.length; i++) {
+    const count = named.length + any.length;
+    for (let i = from; i < count; i++) {
       const result = (i < named.length ? named[i]! : any[i - named.length]!).handler(event, context);
-      if (isPromise(result)) return Promise.resolve(result).then(() => run(event, context, i + 1));
+      if (!isPromise(result)) continue;
+      // The last handler's own promise is the answer: no extra turn of the microtask queue.
+      const settled = Promise.resolve(result) as Promise<unknown>;
+      return i === count - 1 ? (settled as Promise<void>) : settled.then(() => run(event, context, i + 1));
     }
   };
   runners.set(router, run);

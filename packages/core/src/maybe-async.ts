@@ -2,7 +2,7 @@
 export type Awaitable<T> = T | Promise<T>;
 
 export const isPromise = <T>(value: Awaitable<T>): value is Promise<T> =>
-  typeof (value as { then?: unknown } | null)?.then === 'function';
+  value instanceof Promise || (typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function');
 
 /**
  * `value.then(next, failed)`, but synchronous when `value` is not a promise, so a delivery that

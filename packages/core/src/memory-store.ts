@@ -10,10 +10,17 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-type Entry =
-  | { state: 'claimed'; attempt: number; token: string; until: number }
-  | { state: 'released'; attempt: number; until: number }
-  | { state: 'done'; attempt: number; token: string; outcome: 'ok' | 'failed'; completedAt: number; until: number };
+/** One shape for every state, changed in place: a done record reuses its claim's entry. */
+interface Entry {
+  state: 'claimed' | 'released' | 'done';
+  attempt: number;
+  /** The claim's token; kept once done, so that completing twice with it is not an error. */
+  token: string;
+  /** Past this, the entry is as good as absent: the end of a lease, or of a record's retention. */
+  until: number;
+  outcome: 'ok' | 'failed';
+  completedAt: number;
+}
 
 /**
  * The default store: one process, bounded by an LRU. Use a shared store (Redis, Postgres)
@@ -27,31 +34,34 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const now = options.now ?? Date.now;
   const cache = new LRUCache<string, Entry>({ max: options.max ?? 100_000 });
   // Unique per claim: a random prefix per store and a counter, cheaper than a UUID per claim.
-  const tokenPrefix = `${crypto.randomUUID()}:`;
+  let tokenPrefix: string | undefined;
   let claims = 0;
 
-  // An entry past its `until` is as good as absent; the attempt count survives only while it lives.
-  const live = (key: string, t: number): Entry | undefined => {
-    const e = cache.get(key);
-    return e && e.until > t ? e : undefined;
-  };
+  // Only claim moves a key in the LRU order; the rest look without touching it (peek).
   const held = (key: string, token: string, t: number) => {
-    const e = live(key, t);
-    return e?.state === 'claimed' && e.token === token ? e : undefined;
+    const e = cache.peek(key);
+    return e !== undefined && e.state === 'claimed' && e.token === token && e.until > t ? e : undefined;
   };
 
   const ops = {
     claim(key: string, leaseMs: number): ClaimResult {
       const t = now();
       const e = cache.get(key);
-      if (e?.state === 'done' && e.until > t) {
-        return { status: 'done', outcome: e.outcome, completedAt: e.completedAt };
+      if (e !== undefined && e.until > t) {
+        if (e.state === 'done') return { status: 'done', outcome: e.outcome, completedAt: e.completedAt };
+        if (e.state === 'claimed') return { status: 'in-progress', leaseExpiresAt: e.until };
       }
-      if (e?.state === 'claimed' && e.until > t) return { status: 'in-progress', leaseExpiresAt: e.until };
-      // A released or expired claim keeps its attempt count: the next run is a redelivery.
-      const attempt = e && e.state !== 'done' ? e.attempt + 1 : 1;
+      // Made on first use: a Worker forbids random values at module scope, where receivers are often created.
+      tokenPrefix ??= `${crypto.randomUUID()}:`;
       const token = tokenPrefix + (++claims).toString(36);
-      cache.set(key, { state: 'claimed', attempt, token, until: t + leaseMs });
+      // A released or expired claim keeps its attempt count: the next run is a redelivery.
+      const attempt = e !== undefined && e.state !== 'done' ? e.attempt + 1 : 1;
+      if (e !== undefined && e.state !== 'done') {
+        e.state = 'claimed';
+        e.attempt = attempt;
+        e.token = token;
+        e.until = t + leaseMs;
+      } else cache.set(key, { state: 'claimed', attempt, token, until: t + leaseMs, outcome: 'ok', completedAt: 0 });
       return { status: 'claimed', token, attempt };
     },
     complete(key: string, token: string, opts: CompleteOptions = {}): boolean {
@@ -59,24 +69,21 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       const e = held(key, token, t);
       // Completing twice with the same token is not an error: a retried complete must not look like a lost claim.
       if (!e) {
-        const done = live(key, t);
-        return done?.state === 'done' && done.token === token;
+        const done = cache.peek(key);
+        return done !== undefined && done.state === 'done' && done.token === token && done.until > t;
       }
-      cache.set(key, {
-        state: 'done',
-        attempt: e.attempt,
-        token,
-        outcome: opts.outcome ?? 'ok',
-        completedAt: t,
-        until: t + (opts.ttlMs ?? retentionMs),
-      });
+      e.state = 'done';
+      e.outcome = opts.outcome ?? 'ok';
+      e.completedAt = t;
+      e.until = t + (opts.ttlMs ?? retentionMs);
       return true;
     },
     release(key: string, token: string): boolean {
       const t = now();
       const e = held(key, token, t);
       if (!e) return false;
-      cache.set(key, { state: 'released', attempt: e.attempt, until: t + retentionMs });
+      e.state = 'released';
+      e.until = t + retentionMs;
       return true;
     },
     extend(key: string, token: string, leaseMs: number): boolean {
@@ -88,16 +95,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     },
     get(key: string): StoreRecord | undefined {
       const t = now();
-      const e = cache.get(key);
+      const e = cache.peek(key);
       if (!e) return undefined;
       if (e.state === 'done') {
-        return e.until > t
-          ? { state: 'done', attempt: e.attempt, outcome: e.outcome, completedAt: e.completedAt }
-          : undefined;
+        return e.until > t ? { state: 'done', attempt: e.attempt, outcome: e.outcome, completedAt: e.completedAt } : undefined;
       }
-      if (e.state === 'claimed' && e.until > t) {
-        return { state: 'claimed', attempt: e.attempt, leaseExpiresAt: e.until };
-      }
+      if (e.state === 'claimed' && e.until > t) return { state: 'claimed', attempt: e.attempt, leaseExpiresAt: e.until };
       return { state: 'released', attempt: e.attempt };
     },
   } satisfies StoreOps & { get(key: string): StoreRecord | undefined };

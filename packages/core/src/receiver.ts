@@ -3,7 +3,7 @@ import { bodyUnavailable } from './body-unavailable.js';
 import { createDeadlines } from './deadlines.js';
 import { createEventRouter, type EventHandler, type HandlerContext, type HandlerOptions } from './event-router.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
-import { andThen, type Awaitable } from './maybe-async.js';
+import { isPromise, type Awaitable } from './maybe-async.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from './options.js';
 import { claimAndRun, type RunSettings } from './pipeline/claim-and-run.js';
 import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
@@ -11,6 +11,7 @@ import { answerOf, createReporter, reportOf, type DeliveryReport, type ErrorHand
 import { parseEvent } from './pipeline/parse.js';
 import { verifyStep } from './pipeline/verify.js';
 import { readBodyLimited } from './read-body.js';
+import type { RawBody, VerifyResult } from './signature.js';
 import { storeOps, type Store } from './store.js';
 
 export interface Receiver {
@@ -64,13 +65,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   function pipeline(delivery: RawDelivery): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
     if (isReport(body)) return finish(body);
-    return andThen(verify(body, delivery.signature), (verified) => {
-      if (!verified.ok) return finish(reportOf('unauthorized'));
-      const parsed = parseEvent(body);
-      if ('error' in parsed) return finish(reportOf('malformed', { error: parsed.error }));
-      const input = { secretIndex: verified.secretIndex, source: 'webhook' as const, budgetMs: o.budgetMs };
-      return andThen(claimAndRun(settings, parsed.event, input), finish);
-    });
+    const verified = verify(body, delivery.signature);
+    return isPromise(verified) ? verified.then((v) => afterVerify(v, body)) : afterVerify(verified, body);
+  }
+  function afterVerify(verified: VerifyResult, body: RawBody): Awaitable<ReceiverResult> {
+    if (!verified.ok) return finish(reportOf('unauthorized'));
+    const parsed = parseEvent(body);
+    if ('error' in parsed) return finish(reportOf('malformed', { error: parsed.error }));
+    const done = claimAndRun(settings, parsed.event, { secretIndex: verified.secretIndex, source: 'webhook', budgetMs: o.budgetMs });
+    return isPromise(done) ? done.then(finish) : finish(done);
   }
   const process = async (delivery: RawDelivery) => pipeline(delivery);
 

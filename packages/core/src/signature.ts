@@ -6,9 +6,7 @@ export type VerifyResult =
   | { ok: false; reason: 'missing' | 'malformed' | 'mismatch' | 'no-secret' };
 
 const PREFIX = 'sha256=';
-// Exactly the service's form: lower-case hex, 64 digits. A duplicated header arrives comma-joined and fails here.
-const HEADER = /^sha256=[0-9a-f]{64}$/;
-
+const UPPER_HEX = /[A-F]/;
 type NodeCrypto = typeof import('node:crypto');
 let nodeCryptoModule: NodeCrypto | null | undefined;
 
@@ -73,7 +71,11 @@ export function createVerifier(secretOrSecrets: string | readonly string[]): (bo
   const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
   // Plain byte keys: HMAC with a Buffer key is cheaper per call than with a KeyObject (BENCHMARKS.md).
   const keys = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? Buffer.from(s) : undefined)) : [];
-  const toBytes = (hex: string) => Buffer.from(hex, 'hex');
+  // Buffer's decoder stops at the first non-hex character, and takes upper case too, which the service never sends.
+  const toBytes = (hex: string) => {
+    const bytes = Buffer.from(hex, 'hex');
+    return bytes.length === 32 && !UPPER_HEX.test(hex) ? bytes : undefined;
+  };
   return (body, header) => {
     const p = prepare(header, keys, toBytes);
     if (!p.ok) return p;
@@ -123,16 +125,27 @@ export async function verifySignatureAsync(
 
 type Prepared = { ok: false; reason: 'missing' | 'malformed' | 'no-secret' } | { ok: true; given: Uint8Array };
 
-/** The rules both verifiers share: the header's exact form, and at least one usable secret (undefined marks an unusable one). */
-function prepare(header: unknown, secrets: readonly unknown[], decodeHex: (hex: string) => Uint8Array): Prepared {
+/**
+ * The rules both verifiers share: exactly the service's form, `sha256=` and 64 lower-case hex
+ * digits (a duplicated header arrives comma-joined and fails here), and at least one usable secret
+ * (undefined marks an unusable one). `decodeHex` answers undefined for anything but 32 bytes of
+ * lower-case hex.
+ */
+function prepare(header: unknown, secrets: readonly unknown[], decodeHex: (hex: string) => Uint8Array | undefined): Prepared {
   if (header === undefined || header === null || header === '') return { ok: false, reason: 'missing' };
-  if (typeof header !== 'string' || !HEADER.test(header)) return { ok: false, reason: 'malformed' };
-  if (!secrets.some((s) => s !== undefined)) return { ok: false, reason: 'no-secret' };
-  return { ok: true, given: decodeHex(header.slice(PREFIX.length)) };
+  if (typeof header !== 'string' || header.length !== PREFIX.length + 64 || !header.startsWith(PREFIX)) return { ok: false, reason: 'malformed' };
+  const given = decodeHex(header.slice(PREFIX.length));
+  if (given === undefined) return { ok: false, reason: 'malformed' };
+  if (!secrets.some(isUsable)) return { ok: false, reason: 'no-secret' };
+  return { ok: true, given };
 }
 
+const isUsable = (secret: unknown) => secret !== undefined;
+// Frozen and shared: a verdict is allocated once, not per delivery.
+const MATCHED = Array.from({ length: 8 }, (_, i): VerifyResult => Object.freeze({ ok: true, secretIndex: i }));
+const MISMATCH: VerifyResult = Object.freeze({ ok: false, reason: 'mismatch' });
 const outcome = (matched: number): VerifyResult =>
-  matched >= 0 ? { ok: true, secretIndex: matched } : { ok: false, reason: 'mismatch' };
+  matched < 0 ? MISMATCH : (MATCHED[matched] ?? { ok: true, secretIndex: matched });
 
 const encoder = new TextEncoder();
 
@@ -149,13 +162,18 @@ function equalConstantTime(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
-/** Lower-case hex, already checked against HEADER, to bytes. */
-function fromHex(hex: string): Uint8Array {
+/** 64 lower-case hex digits to 32 bytes, or undefined for anything else. */
+function fromHex(hex: string): Uint8Array | undefined {
   const out = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
-  return out;
+  for (let i = 0; i < out.length; i++) {
+    const hi = nibble(hex.charCodeAt(2 * i));
+    const lo = nibble(hex.charCodeAt(2 * i + 1));
+    if (hi < 0 || lo < 0) return undefined;
+    out[i] = (hi << 4) | lo;
+  }
+  return out.length === 32 ? out : undefined;
 }
-const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
+const nibble = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1);
 
 function toHex(bytes: Uint8Array): string {
   let s = '';

@@ -150,7 +150,8 @@ export async function resolveTarget(target: DeliveryTarget, options: TargetOptio
   if (isThenable(target)) {
     throw new TypeError('[@payhook/testing] the target is a Promise: await it first (e.g. `const app = await createApp(shop)`).');
   }
-  if (typeof target === 'object' && fn(target, 'handle') && fn(target, 'process')) {
+  // A receiver has `handle` and `onAny`; Express has `handle` and `use`.
+  if (typeof target === 'object' && fn(target, 'handle') && fn(target, 'onAny')) {
     return inProcess((request) => (target as HandleApp).handle(request), webhookPath);
   }
   if (fn(target, 'fetch') || fn(target, 'POST')) {

@@ -51,33 +51,50 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
   const started = input.budgetMs === Infinity ? 0 : s.clock.now();
   const progress: Progress = { late: false };
 
-  const result = andThen(
-    attempt<ClaimResult | { status: 'failed'; error: unknown }>(() => s.ops.claim(key, s.leaseMs), (error) => ({ status: 'failed', error })),
-    (claim): Awaitable<DeliveryReport> => {
-      if (claim.status === 'failed') return reportOf('store-unavailable', { ...fields, error: claim.error });
-      if (progress.late) {
-        // Answered 503 already: give a claim that landed after all back, so the service's retry can run the event.
-        if (claim.status === 'claimed') void attempt(() => s.ops.release(key, claim.token), () => false);
-        return reportOf('store-unavailable', fields);
-      }
-      if (claim.status === 'done') return reportOf('duplicate', fields);
-      if (claim.status === 'in-progress') return reportOf('in-progress', fields);
-      progress.token = claim.token;
-      const ctx: HandlerContext = {
-        reference: event.reference,
-        dedupeKey: key,
-        secretIndex: input.secretIndex,
-        redelivery: claim.attempt > 1,
-        attempt: claim.attempt,
-        claimToken: claim.token,
-        source: input.source,
-        record: input.record,
-      };
-      return run(s, event, ctx, fields);
-    },
-  );
+  // Plain calls and branches rather than closures: this is every delivery's path.
+  let claim: Awaitable<ClaimResult>;
+  try {
+    claim = s.ops.claim(key, s.leaseMs);
+  } catch (error) {
+    return reportOf('store-unavailable', { ...fields, error });
+  }
+  const result = isPromise(claim)
+    ? claim.then(
+        (c) => afterClaim(s, event, input, fields, progress, c),
+        (error: unknown) => reportOf('store-unavailable', { ...fields, error }),
+      )
+    : afterClaim(s, event, input, fields, progress, claim);
   if (!isPromise(result) || input.budgetMs === Infinity) return result;
   return withinBudget(s, result, started, input.budgetMs, progress, fields);
+}
+
+function afterClaim(
+  s: RunSettings,
+  event: PaymentEvent,
+  input: RunInput,
+  fields: DeliveryFields,
+  progress: Progress,
+  claim: ClaimResult,
+): Awaitable<DeliveryReport> {
+  if (progress.late) {
+    // Answered 503 already: give a claim that landed after all back, so the service's retry can run the event.
+    if (claim.status === 'claimed') void attempt(() => s.ops.release(fields.dedupeKey!, claim.token), () => false);
+    return reportOf('store-unavailable', fields);
+  }
+  if (claim.status === 'done') return reportOf('duplicate', fields);
+  if (claim.status === 'in-progress') return reportOf('in-progress', fields);
+  progress.token = claim.token;
+  const ctx: HandlerContext = {
+    reference: event.reference,
+    dedupeKey: fields.dedupeKey!,
+    secretIndex: input.secretIndex,
+    redelivery: claim.attempt > 1,
+    attempt: claim.attempt,
+    claimToken: claim.token,
+    source: input.source,
+    record: input.record,
+  };
+  return run(s, event, ctx, fields);
 }
 
 /** Race the delivery against its deadline on the receiver's one timer structure. */
@@ -116,50 +133,56 @@ function withinBudget(
   });
 }
 
-const DONE = { ok: true } as const;
-
 /** The record check if asked for, the handlers, then the done record or the release. */
 function run(s: RunSettings, event: PaymentEvent, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
-  const token = ctx.claimToken;
-  const release = () => attempt(() => s.ops.release(ctx.dedupeKey, token), () => false); // the lease runs out by itself
-  const handlers = () =>
-    andThen(
-      attempt<typeof DONE | { error: unknown }>(() => andThen(runHandlers(s.router, event, ctx), () => DONE), (error) => ({ error })),
-      (ran) => ('error' in ran ? threw(s, ctx, fields, ran.error, release) : complete(s, ctx, 'ok', fields)),
-    );
-  if (!s.verifyBeforeHandling && !s.router.wantsRecord(event.event)) return handlers();
+  if (!s.verifyBeforeHandling && !s.router.wantsRecord(event.event)) return runHandlersAndComplete(s, event, ctx, fields);
   return checkRecord(s.client!, event, ctx).then((refused) =>
-    refused ? andThen(release(), () => ({ ...refused, ...fields })) : handlers(),
+    refused ? andThen(release(s, ctx), () => ({ ...refused, ...fields })) : runHandlersAndComplete(s, event, ctx, fields),
   );
 }
 
-function threw(
-  s: RunSettings,
-  ctx: HandlerContext,
-  fields: DeliveryFields,
-  error: unknown,
-  release: () => Awaitable<boolean>,
-): Awaitable<DeliveryReport> {
+function runHandlersAndComplete(s: RunSettings, event: PaymentEvent, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
+  let ran: Awaitable<void>;
+  try {
+    ran = runHandlers(s.router, event, ctx);
+  } catch (error) {
+    return threw(s, ctx, fields, error);
+  }
+  // One turn after the last handler settles, the done record is written.
+  if (isPromise(ran)) return ran.then(() => complete(s, ctx, 'ok', fields), (error: unknown) => threw(s, ctx, fields, error));
+  return complete(s, ctx, 'ok', fields);
+}
+
+/** Give the claim up so the service's retry runs the event again; if the store fails, the lease runs out by itself. */
+const release = (s: RunSettings, ctx: HandlerContext) => attempt(() => s.ops.release(ctx.dedupeKey, ctx.claimToken), () => false);
+
+function threw(s: RunSettings, ctx: HandlerContext, fields: DeliveryFields, error: unknown): Awaitable<DeliveryReport> {
   if (error instanceof NonRetriableError) return andThen(complete(s, ctx, 'failed', fields), () => reportOf('rejected', { ...fields, error }));
-  return andThen(release(), () => reportOf('failed', { ...fields, error }));
+  return andThen(release(s, ctx), () => reportOf('failed', { ...fields, error }));
 }
 
 /** Write the done record; if the store fails now, the handlers ran: answer as done and keep trying in the background. */
 function complete(s: RunSettings, ctx: HandlerContext, outcome: Outcome, fields: DeliveryFields): Awaitable<DeliveryReport> {
   const { dedupeKey: key, claimToken: token } = ctx;
-  return andThen(
-    attempt(() => s.ops.complete(key, token, { outcome, ttlMs: s.retentionMs }), () => {
-      completeLater(s, key, token, outcome, fields);
-      return true;
-    }),
-    (held) => {
-      if (held) return reportOf('processed', fields);
-      const error = new Error(
-        `[@payhook/core] the claim on ${key} expired before its handler finished, so another delivery may have run it too. Raise leaseMs above your slowest handler.`,
-      );
-      return reportOf('processed', { ...fields, error });
-    },
+  const later = () => {
+    completeLater(s, key, token, outcome, fields);
+    return reportOf('processed', fields);
+  };
+  let held: Awaitable<boolean>;
+  try {
+    held = s.ops.complete(key, token, { outcome, ttlMs: s.retentionMs });
+  } catch {
+    return later();
+  }
+  return isPromise(held) ? held.then((h) => completed(h, key, fields), later) : completed(held, key, fields);
+}
+
+function completed(held: boolean, key: string, fields: DeliveryFields): DeliveryReport {
+  if (held) return reportOf('processed', fields);
+  const error = new Error(
+    `[@payhook/core] the claim on ${key} expired before its handler finished, so another delivery may have run it too. Raise leaseMs above your slowest handler.`,
   );
+  return reportOf('processed', { ...fields, error });
 }
 
 /**

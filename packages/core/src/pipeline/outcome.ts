@@ -54,11 +54,8 @@ export interface DeliveryReport {
 export type DeliveryFields = Omit<DeliveryReport, 'outcome' | 'status'>;
 
 /** A report for `outcome`, with its status from the one table. */
-export const reportOf = (outcome: DeliveryOutcome, fields?: DeliveryFields): DeliveryReport => ({
-  outcome,
-  status: STATUS[outcome],
-  ...fields,
-});
+export const reportOf = (outcome: DeliveryOutcome, fields?: DeliveryFields): DeliveryReport =>
+  fields === undefined ? { outcome, status: STATUS[outcome] } : { outcome, status: STATUS[outcome], ...fields };
 
 export interface ReceiverResult {
   status: number;
