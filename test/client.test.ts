@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient, createRateLimiter, PaymentServiceError, windows, type Client } from '@payhook/client';
-import { API_MESSAGES, MAX_LIST_RANGE_MS, type InitializeInput } from '@payhook/core';
+import { API_MESSAGES, MAX_LIST_RANGE_MS, type InitializeInput } from '@payhook/core/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_KEY, REVOKED_KEY, SANDBOX_KEY, start, validInput, type Started } from './reference/helpers.js';
 

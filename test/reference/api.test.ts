@@ -4,7 +4,7 @@ import {
   successEnvelope,
   timelineSchema,
   transactionRecordSchema,
-} from '@payhook/core';
+} from '@payhook/core/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   expectError,

@@ -1,19 +1,11 @@
 import { createClient, PaymentServiceError } from '@payhook/client';
-import { createReceiver, memoryStore, type Logger, type Receiver, type Store } from '@payhook/core';
+import { createReceiver, memoryStore, STATUS_RANK, type Logger, type Receiver, type Store, type TransactionStatus } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 
-/** How far along a transaction is; a later delivery of an earlier stage leaves the order's status alone. */
-const STAGE: Record<string, number> = {
-  pending: 0,
-  processing: 1,
-  completed: 2,
-  failed: 2,
-  cancelled: 2,
-  refunding: 3,
-  reversed: 4,
-  refunded: 4,
-};
+/** How far along a status is (core's STATUS_RANK), or undefined for a status the lifecycle does not know. */
+const rankOf = (status: string): number | undefined =>
+  Object.hasOwn(STATUS_RANK, status) ? STATUS_RANK[status as TransactionStatus] : undefined;
 
 /** An order as the examples show it at `GET /orders/:merchantReference`. */
 export interface Order {
@@ -70,7 +62,9 @@ export function createShop(env: Record<string, string | undefined> = process.env
       events: [],
     };
     // Deliveries can arrive out of order (a refund before its payment): the status only moves forward.
-    if (STAGE[event.status] === undefined || STAGE[event.status]! >= (STAGE[order.status] ?? 0)) order.status = event.status;
+    // A status the lifecycle does not know is taken as is.
+    const rank = rankOf(event.status);
+    if (rank === undefined || rank >= (rankOf(order.status) ?? 0)) order.status = event.status;
     order.events.push(event.event);
     orders.set(event.merchantReference, order);
   });

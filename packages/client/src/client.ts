@@ -14,7 +14,7 @@ import {
   type ListQueryInput,
   type Timeline,
   type TransactionRecord,
-} from '@payhook/core';
+} from '@payhook/core/api';
 import type { z } from 'zod';
 import { PaymentServiceError, type FailedRequest } from './errors.js';
 import type { Priority, RateLimiter } from './rate-limiter.js';

@@ -1,65 +1,18 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { paymentEventSchema, SERVICE_TIMEOUT_MS, sign, SIGNATURE_HEADER, type PaymentEventName } from '@payhook/core';
+import { paymentEventSchema, sign, type PaymentEventName } from '@payhook/core';
+import { attemptError } from './attempt-error.js';
 import { callbackUrlProblem, resolveCallbackTarget, type CallbackLookup } from './callback-url.js';
 import type { Clock } from './clock.js';
+import type { Delivery, DeliveryFilter } from './delivery-record.js';
 import type { FaultRule, Faults } from './faults.js';
-import type { Merchant, Mode } from './merchants.js';
+import type { Merchant } from './merchants.js';
+import { postToPinnedAddress, type Agents } from './pinned-post.js';
+import { DELIVERY_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule.js';
 import { toPayload, type Transaction } from './transactions.js';
 
-/** Delay before attempts 2 to 5 (section 6), counted from the start of the attempt before. */
-export const RETRY_DELAYS_MS = [60_000, 120_000, 240_000, 480_000] as const;
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
-/** A delivery not answered with 2xx within this time counts as failed. */
-export const DELIVERY_TIMEOUT_MS = SERVICE_TIMEOUT_MS;
-
-export interface DeliveryAttempt {
-  /** 1 to 5. */
-  number: number;
-  /** When the attempt started (ISO 8601, the service's clock). */
-  at: string;
-  /** HTTP status answered, or null when none came (timeout, connection error, injected failure). */
-  status: number | null;
-  durationMs: number;
-  /** Why the attempt failed; null when it succeeded. */
-  error: string | null;
-}
-
-/**
- * - `pending`: the first attempt is running or waiting (a `delay` fault);
- * - `retrying`: an attempt failed and the next one is scheduled at `nextAttemptAt`;
- * - `delivered`: an attempt got a 2xx;
- * - `failed`: permanently failed after the 5th attempt, or never sendable (see `error`);
- * - `dropped`, `held`: sandbox faults.
- */
-export type DeliveryState = 'pending' | 'retrying' | 'delivered' | 'failed' | 'dropped' | 'held';
-
-export interface Delivery {
-  id: string;
-  merchantId: string;
-  mode: Mode;
-  reference: string;
-  event: PaymentEventName;
-  url: string | null;
-  state: DeliveryState;
-  attempts: DeliveryAttempt[];
-  nextAttemptAt: string | null;
-  createdAt: string;
-  /** Set on the extra copies a `duplicate` fault makes. */
-  duplicateOf: string | null;
-  /** Why the delivery was never attempted (no callback URL, refused URL), else null. */
-  error: string | null;
-  /** The exact bytes sent, and their signature header. */
-  body: string;
-  signature: string;
-}
-
-export interface DeliveryFilter {
-  merchantId?: string;
-  mode?: Mode;
-  reference?: string;
-}
+// What the dispatcher records; test/security imports it from here.
+export type { Delivery } from './delivery-record.js';
 
 export interface Dispatcher {
   /** Send `event` for `tx` to its callback URL: record the delivery and start its first attempt. */
@@ -91,7 +44,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { clock, faults } = options;
   const deliveries: Delivery[] = [];
   // Keep-alive pools, so a busy receiver is not paid a new connection (or TLS handshake) per delivery.
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  const agents: Agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   const held = new Map<FaultRule, Delivery[]>();
   let n = 0;
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -119,7 +72,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return d;
   }
 
-  /** Run one attempt; `then` runs once it is recorded (used to send held deliveries in order). */
   /** Record an attempt's outcome, then deliver, fail for good, or schedule the next attempt. */
   function settle(d: Delivery, number: number, startedAt: number, status: number | null, error: string | null, then?: () => void): void {
     d.attempts.push({ number, at: iso(startedAt), status, durationMs: clock.now() - startedAt, error });
@@ -140,6 +92,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
+  /** Run one attempt; `then` runs once it is recorded (used to send held deliveries in order). */
   function attempt(d: Delivery, then?: () => void): void {
     const number = d.attempts.length + 1;
     const startedAt = clock.now();
@@ -148,7 +101,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (injected) {
       // A sandbox `fail` fault fails at once, without the network: no request to time out and no
       // work for the clock to wait for, so the virtual clock runs 100,000 retries in well under 1 s.
-      settle(d, number, startedAt, null, `injected failure (sandbox fault ${injected.id})`, then);
+      settle(d, number, startedAt, null, attemptError({ kind: 'injected', faultId: injected.id }), then);
       return;
     }
     const deadline = startedAt + DELIVERY_TIMEOUT_MS;
@@ -161,17 +114,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         // Resolved and checked now, at every attempt, and connected to that very address.
         const target = await resolveCallbackTarget(d.url!, { allowLoopback: options.allowHttpCallbacks, lookup: options.lookup });
         if (!target.ok) throw new RefusedTarget(target.problem);
-        status = await post(target, d, controller.signal, agents);
-        if (status < 200 || status > 299) {
-          error = status >= 300 && status < 400 ? `redirect ${status} not followed` : `answered ${status}, not 2xx`;
-        }
+        status = await postToPinnedAddress(target, d, controller.signal, agents);
+        error = attemptError({ kind: 'answered', status });
       } catch (e) {
-        error =
+        error = attemptError(
           e instanceof RefusedTarget
-            ? `refused: ${e.message}`
+            ? { kind: 'refused', problem: e.message }
             : controller.signal.aborted
-              ? `timed out: no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
-              : `connection error: ${describe(e)}`;
+              ? { kind: 'timeout', ms: DELIVERY_TIMEOUT_MS }
+              : { kind: 'connection-error', error: e },
+        );
       }
       stopTimer();
       settle(d, number, startedAt, status, error, then);
@@ -234,59 +186,3 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 }
 
 class RefusedTarget extends Error {}
-
-/**
- * POST the delivery to the checked address only: the socket connects to `target.address` whatever
- * a second resolution of the name would say, while the Host header and TLS name stay the URL's.
- * Redirects are not followed. Resolves with the status once the answer's head has come.
- */
-function post(
-  target: Extract<Awaited<ReturnType<typeof resolveCallbackTarget>>, { ok: true }>,
-  d: Delivery,
-  signal: AbortSignal,
-  agents: { http: http.Agent; https: https.Agent },
-): Promise<number> {
-  const { url, address, family } = target;
-  const pinned: LookupFunction = (_hostname, opts, callback) => {
-    if (opts.all) (callback as unknown as (e: null, list: { address: string; family: number }[]) => void)(null, [{ address, family }]);
-    else callback(null, address, family);
-  };
-  const tls = url.protocol === 'https:';
-  const once = (retried: boolean): Promise<number> => new Promise((resolve, reject) => {
-    const req = (tls ? https : http).request(
-      url,
-      {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(d.body),
-          [SIGNATURE_HEADER]: d.signature,
-          'user-agent': 'payhook-reference',
-        },
-        agent: tls ? agents.https : agents.http,
-        lookup: pinned,
-        signal,
-      },
-      (res) => {
-        // The body is not needed; draining it keeps the connection reusable.
-        res.resume();
-        res.on('error', () => {});
-        resolve(res.statusCode ?? 0);
-      },
-    );
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      // A kept-alive connection the receiver closed as we reused it (Node's documented race): send once more on a new one.
-      if (!retried && req.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(once(true));
-      else reject(error);
-    });
-    req.end(d.body);
-  });
-  return once(false);
-}
-
-function describe(error: unknown): string {
-  const code = (error as { code?: string }).code;
-  if (code) return code;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
-}

@@ -1,4 +1,4 @@
-import { readBodyLimited } from '@payhook/core';
+import { readBodyLimited } from '@payhook/core/adapter';
 /** A failure that becomes the error envelope of 2.4. Route handlers throw it; the service answers it. */
 export class ApiError extends Error {
   constructor(

@@ -12,15 +12,9 @@ export {
   type Mode,
   type Permission,
 } from './merchants.js';
-export {
-  DELIVERY_TIMEOUT_MS,
-  MAX_ATTEMPTS,
-  RETRY_DELAYS_MS,
-  type Delivery,
-  type DeliveryAttempt,
-  type DeliveryFilter,
-  type DeliveryState,
-} from './dispatcher.js';
+export { DELIVERY_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule.js';
+export type { Delivery, DeliveryAttempt, DeliveryFilter, DeliveryState } from './delivery-record.js';
+export { attemptError, type AttemptOutcome } from './attempt-error.js';
 export { faultInputSchema, type FaultInput, type FaultRule } from './faults.js';
 export { SANDBOX_PHONES } from './scenarios.js';
 export { TRANSITIONS, type Action } from './transitions.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { PaymentEvent, PaymentEventName, TimelineEntry, TransactionRecord, TransactionStatus } from '@payhook/core';
+import type { PaymentEvent, PaymentEventName, TransactionRecord, TransactionStatus } from '@payhook/core';
+import type { TimelineEntry } from '@payhook/core/api';
 import type { Mode } from './merchants.js';
 
 /** A transaction as the service keeps it. */
@@ -49,14 +50,6 @@ export interface TransactionStore {
   list(filter: ListFilter): { items: Transaction[]; more: boolean };
   all(): Transaction[];
 }
-
-/** Service fee: 3.5 % of the amount, rounded half up to the cent. */
-export function serviceFeeFor(amount: string): string {
-  const minor = Number(amount.replace('.', ''));
-  return formatMinor(Math.floor((minor * 35 + 500) / 1000));
-}
-
-export const formatMinor = (minor: number): string => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -1,23 +1,8 @@
-import type { PaymentEventName, TransactionStatus } from '@payhook/core';
+import { TRANSITIONS, type Action, type PaymentEventName } from '@payhook/core';
 import type { Transaction } from './transactions.js';
 
-/** Every way a transaction's status moves, with the event each move sends (section 6). */
-export const TRANSITIONS = {
-  open: { from: ['pending'], to: 'processing', event: null, description: 'Checkout opened' },
-  pay: { from: ['pending', 'processing'], to: 'completed', event: 'payment.success', description: 'Payment completed' },
-  fail: { from: ['pending', 'processing'], to: 'failed', event: 'payment.failed', description: 'Payment attempt failed' },
-  cancel: { from: ['pending', 'processing'], to: 'cancelled', event: 'payment.cancelled', description: 'Transaction cancelled' },
-  refund: { from: ['completed'], to: 'refunding', event: 'payment.refunding', description: 'Refund initiated' },
-  'complete-refund': { from: ['refunding'], to: 'refunded', event: 'payment.refunded', description: 'Refund completed' },
-  reverse: { from: ['completed'], to: 'reversed', event: 'payment.reversed', description: 'Payment reversed' },
-} as const satisfies Record<
-  string,
-  { from: readonly TransactionStatus[]; to: TransactionStatus; event: PaymentEventName | null; description: string }
->;
-
-export type Action = keyof typeof TRANSITIONS;
-
-export const isAction = (name: string): name is Action => Object.hasOwn(TRANSITIONS, name);
+// The lifecycle table is core's (`@payhook/core` lifecycle); the reference only applies it.
+export { isAction, TRANSITIONS, type Action } from '@payhook/core';
 
 /**
  * Move `tx` by `action` at time `now`: status, `paidAt`, `updatedAt` and the timeline. Returns the

@@ -11,11 +11,14 @@ import type {
   Store,
   StoreRecord,
 } from '@payhook/core';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import { DEFAULT_TABLE, quoteTable, schemaSql } from './schema.js';
-
-const NAME = '[@payhook/store-postgres]';
+import { createSchema } from './create-schema.js';
+import { inTransaction } from './in-transaction.js';
+import { createPool } from './own-pool.js';
+import { DEFAULT_TABLE, quoteTable } from './schema.js';
+import { storeStatements } from './store-statements.js';
+import { NAME, storeError } from './store-error.js';
 
 export interface PostgresStoreOptions {
   /** A pg Pool you own; the store never ends it. Give it a `connectionTimeoutMillis` so a down database fails fast. */
@@ -96,85 +99,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const timeoutMs = positiveMs(options.queryTimeoutMs ?? 2_000, 'queryTimeoutMs');
   const owned = !options.pool;
   const pool = options.pool ?? createPool(options.connectionString, timeoutMs);
-  const ms = (col: string) => `floor(extract(epoch from ${col}) * 1000)::float8`;
-  const after = (param: string) => `clock_timestamp() + ${param} * interval '1 millisecond'`;
-  const held = `key = $1 AND token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()`;
-
-  const SQL = {
-    // One statement, so a claim is one round trip. From the key's current row it either inserts
-    // a new row (losers of a race for a new key do nothing, and take no row lock), or takes over
-    // a row past its retention, released, or whose lease has lapsed (the UPDATE re-checks its
-    // WHERE on the newest row version under a row lock, so only one takeover wins), or reports
-    // the row that someone else holds.
-    claim: `
-      WITH cur AS (
-        SELECT state, attempt, outcome, completed_at, lease_expires_at, expires_at,
-               expires_at <= clock_timestamp()
-               OR state = 'released'
-               OR (state = 'claimed' AND lease_expires_at <= clock_timestamp()) AS free
-        FROM ${t} WHERE key = $1
-      ),
-      inserted AS (
-        INSERT INTO ${t} (key, state, attempt, token, lease_expires_at, expires_at)
-        SELECT $1, 'claimed', 1, $2, ${after('$3::float8')}, ${after('$4::float8')}
-        WHERE NOT EXISTS (SELECT 1 FROM cur)
-        ON CONFLICT (key) DO NOTHING
-        RETURNING attempt
-      ),
-      taken AS (
-        UPDATE ${t} AS r SET
-          state = 'claimed',
-          -- Past its retention the row is as good as absent: the count starts again.
-          attempt = CASE WHEN r.expires_at <= clock_timestamp() THEN 1 ELSE r.attempt + 1 END,
-          token = $2,
-          lease_expires_at = ${after('$3::float8')},
-          outcome = NULL,
-          completed_at = NULL,
-          expires_at = ${after('$4::float8')}
-        WHERE r.key = $1
-          AND EXISTS (SELECT 1 FROM cur WHERE free)
-          AND (r.expires_at <= clock_timestamp()
-               OR r.state = 'released'
-               OR (r.state = 'claimed' AND r.lease_expires_at <= clock_timestamp()))
-        RETURNING r.attempt
-      ),
-      won AS (SELECT attempt FROM inserted UNION ALL SELECT attempt FROM taken)
-      SELECT 'claimed' AS status, attempt, NULL::text AS outcome, NULL::float8 AS at FROM won
-      UNION ALL
-      SELECT CASE WHEN state = 'done' AND NOT free THEN 'done' ELSE 'in-progress' END, attempt, outcome,
-             CASE WHEN state = 'done' THEN ${ms('completed_at')} ELSE ${ms('lease_expires_at')} END
-      -- Lost a race for a free key: someone else holds it now.
-      FROM cur WHERE NOT EXISTS (SELECT 1 FROM won)`,
-    // Idempotent for the token that completed the record (the receiver completes again after transactional()).
-    complete: `
-      WITH done AS (
-        UPDATE ${t} SET state = 'done', outcome = $3, completed_at = clock_timestamp(), lease_expires_at = NULL,
-          expires_at = ${after('$4::float8')}
-        WHERE ${held}
-        RETURNING 1
-      )
-      SELECT EXISTS (SELECT 1 FROM done)
-          OR EXISTS (SELECT 1 FROM ${t} WHERE key = $1 AND token = $2 AND state = 'done' AND expires_at > clock_timestamp())
-         AS held`,
-    release: `
-      UPDATE ${t} SET state = 'released', token = NULL, lease_expires_at = NULL, expires_at = ${after('$3::float8')}
-      WHERE ${held}`,
-    extend: `
-      UPDATE ${t} SET lease_expires_at = ${after('$3::float8')}, expires_at = greatest(expires_at, ${after('$3::float8')})
-      WHERE ${held}`,
-    get: `
-      SELECT state, attempt, outcome, ${ms('completed_at')} AS completed_at, ${ms('lease_expires_at')} AS lease,
-             lease_expires_at > clock_timestamp() AS leased
-      FROM ${t} WHERE key = $1 AND expires_at > clock_timestamp()`,
-    // In the transaction of transactional(): marks done first, so the row stays locked while the effect runs.
-    completeHeld: `
-      UPDATE ${t} SET state = 'done', outcome = 'ok', completed_at = clock_timestamp(), lease_expires_at = NULL,
-        expires_at = ${after('$3::float8')}
-      WHERE ${held}`,
-    purge: `
-      DELETE FROM ${t} WHERE key IN (
-        SELECT key FROM ${t} WHERE expires_at <= clock_timestamp() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
-  };
+  const SQL = storeStatements(t);
 
   let schemaReady: Promise<void> | undefined;
   const ensureTable = (): Promise<void> | undefined => {
@@ -289,76 +214,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
   };
   return store;
-}
-
-/** Create the table; an advisory lock makes processes that start together take turns. */
-async function createSchema(pool: Pool, table: string, timeoutMs: number): Promise<void> {
-  let client: PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (cause) {
-    throw storeError('create the table', table, cause, table);
-  }
-  try {
-    await inTransaction(client, async () => {
-      await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`@payhook/store-postgres:${table}`], query_timeout: timeoutMs * 5 } as pg.QueryConfig);
-      await client.query(schemaSql(table));
-    });
-  } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new Error(
-      `${NAME} could not create the table ${table} (${reason}). Grant CREATE to the store's user, or create it from the package's schema.sql and pass createTable: false.`,
-      { cause },
-    );
-  }
-}
-
-/**
- * Run `work` in a transaction on `client` and hand the client back. A connection that could not
- * roll back is dropped, never returned to the pool mid-transaction.
- */
-async function inTransaction(client: PoolClient, work: () => Promise<void>): Promise<void> {
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    await work();
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch((e: Error) => {
-      broken = e;
-    });
-    throw error;
-  } finally {
-    client.release(broken);
-  }
-}
-
-function storeError(what: string, key: string, cause: unknown, table: string): Error {
-  if (cause instanceof Error && cause.message.startsWith(NAME)) return cause;
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  const code = (cause as { code?: string } | null)?.code;
-  const fix =
-    code === '42P01'
-      ? `The table ${table} does not exist: create it from the package's schema.sql, or leave createTable on.`
-      : 'The receiver answers 503 so the service retries; check that Postgres is running and reachable at the configured URL (DATABASE_URL).';
-  return new Error(`${NAME} could not ${what} "${key}" (${reason}). ${fix}`, { cause });
-}
-
-function createPool(connectionString: string | undefined, timeoutMs: number): Pool {
-  if (!connectionString) {
-    throw new TypeError(
-      `${NAME} pass \`connectionString\` (for example process.env.DATABASE_URL) or \`pool\` (a pg Pool) to postgresStore().`,
-    );
-  }
-  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs, keepAlive: true, idleTimeoutMillis: 30_000 });
-  let lastLog = 0;
-  // An idle connection that dies emits 'error' on the pool; unheard, it would crash the process.
-  pool.on('error', (error) => {
-    if (Date.now() - lastLog < 10_000) return;
-    lastLog = Date.now();
-    console.error(`${NAME} lost a Postgres connection (${error.message}); deliveries get 503 while the database is unreachable, and the pool reconnects on its own.`);
-  });
-  return pool;
 }
 
 function positiveMs(value: number, name: string): number {

@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { EVENT_NAMES, isPaymentEventName, paymentEventSchema, type PaymentEvent, type PaymentEventName } from '@payhook/core';
+import {
+  EVENT_NAMES,
+  isPaymentEventName,
+  paymentEventSchema,
+  STATUS_AFTER,
+  wasPaid,
+  type PaymentEvent,
+  type PaymentEventName,
+} from '@payhook/core';
+import { serviceFeeFor } from '@payhook/core/api';
 
 /** What `createEvent` lets a test set: any field of the payload, `customer` in part, and extra fields (they pass through). */
 export type EventOverrides<E extends PaymentEventName = PaymentEventName> = Partial<Omit<PaymentEvent<E>, 'event' | 'customer'>> & {
@@ -7,15 +16,18 @@ export type EventOverrides<E extends PaymentEventName = PaymentEventName> = Part
   [extra: string]: unknown;
 };
 
-/** The status a transaction has once the service sent each event, and whether it was ever paid. */
-const STATE: Record<PaymentEventName, { status: string; paid: boolean; paymentMethod: string }> = {
-  'payment.success': { status: 'completed', paid: true, paymentMethod: 'telebirr' },
-  'payment.failed': { status: 'failed', paid: false, paymentMethod: 'telebirr' },
+/**
+ * The payment method each event's payload carries by default. The status and whether the payment
+ * was made come from core's lifecycle (STATUS_AFTER, wasPaid).
+ */
+const PAYMENT_METHOD: Record<PaymentEventName, string> = {
+  'payment.success': 'telebirr',
+  'payment.failed': 'telebirr',
   // Cancelled before the customer chose how to pay: the service sends "" until then.
-  'payment.cancelled': { status: 'cancelled', paid: false, paymentMethod: '' },
-  'payment.refunding': { status: 'refunding', paid: true, paymentMethod: 'telebirr' },
-  'payment.refunded': { status: 'refunded', paid: true, paymentMethod: 'telebirr' },
-  'payment.reversed': { status: 'reversed', paid: true, paymentMethod: 'telebirr' },
+  'payment.cancelled': '',
+  'payment.refunding': 'telebirr',
+  'payment.refunded': 'telebirr',
+  'payment.reversed': 'telebirr',
 };
 
 let counter = 0;
@@ -27,13 +39,6 @@ let counter = 0;
  * const event = createEvent('payment.success', { reference: newReference() });
  */
 export const newReference = (): string => `ref_${randomBytes(12).toString('base64url')}`;
-
-/** The service's fee: 3.5 % of the amount, rounded half up to the cent (docs/service-gaps.md). */
-function serviceFeeFor(amount: string): string | undefined {
-  if (!/^\d{1,9}\.\d{2}$/.test(amount)) return undefined;
-  const minor = Math.floor((Number(amount.replace('.', '')) * 35 + 500) / 1000);
-  return `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
-}
 
 /**
  * A valid webhook payload (section 2.1) for `name`, with realistic defaults that agree with each
@@ -54,7 +59,6 @@ export function createEvent<E extends PaymentEventName>(name: E, overrides: Even
     );
   }
   counter += 1;
-  const state = STATE[name];
   const { customer, ...rest } = overrides;
   // Fixed offsets from now: created a minute ago, paid 42 s later, both with milliseconds as the service sends them.
   const created = Date.now() - 60_000;
@@ -65,11 +69,12 @@ export function createEvent<E extends PaymentEventName>(name: E, overrides: Even
     reference: newReference(),
     merchantReference: `order-${process.pid}-${counter}`,
     amount,
-    serviceFee: serviceFeeFor(amount) ?? '0.00',
+    // An amount override that is not money gets no fee; the schema check below then names the amount.
+    serviceFee: paymentEventSchema.shape.amount.safeParse(amount).success ? serviceFeeFor(amount) : '0.00',
     currency: 'ETB',
-    status: state.status,
-    paymentMethod: state.paymentMethod,
-    paidAt: state.paid ? new Date(created + 42_123).toISOString() : null,
+    status: STATUS_AFTER[name],
+    paymentMethod: PAYMENT_METHOD[name],
+    paidAt: wasPaid(name) ? new Date(created + 42_123).toISOString() : null,
     createdAt: new Date(created).toISOString(),
     ...rest,
     customer: { name: 'Abebe Kebede', email: 'abebe@example.com', phone: '251911234567', ...customer },
@@ -111,7 +116,7 @@ export function createEvents<const N extends readonly PaymentEventName[]>(
   const paidAt = first.paidAt ?? new Date(Date.parse(first.createdAt) + 42_123).toISOString();
   return names.map((name, i) => {
     if (i === 0) return first;
-    const paid = STATE[name]?.paid;
+    const paid = isPaymentEventName(name) && wasPaid(name);
     return createEvent(name, { paidAt: paid ? paidAt : null, ...overrides, ...shared } as EventOverrides);
   }) as { [I in keyof N]: PaymentEvent<N[I]> };
 }

@@ -1,87 +1,15 @@
 import { sign, SIGNATURE_HEADER } from '@payhook/core';
-import { DELIVERY_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '@payhook/reference';
+import { attemptError } from '@payhook/reference';
+import { deliverSettings, type DeliverOptions } from './deliver-options.js';
+import type { DeliverResult, DeliveryAttemptReport, DeliveryRun } from './delivery-report.js';
+import { seededRandom } from './seeded-random.js';
 import { toBody, type EventOrBytes } from './signed-request.js';
 import { resolveTarget, type DeliveryTarget } from './target.js';
 
-export interface DeliverOptions {
-  /** The webhook secret the receiver checks against. */
-  secret: string;
-  /** The webhook route on an app target. Default `/webhooks`. */
-  path?: string;
-  /** How many times each event is sent, as separate identical deliveries (same bytes, same signature). Default 1. */
-  duplicates?: number;
-  /** How many deliveries are in flight at once. Default 1: one after another. */
-  concurrency?: number;
-  /**
-   * Change the order the deliveries are first sent in (copies included): `'reverse'` (or `true`)
-   * sends the newest first, as the service's `reorder` fault does; `'shuffle'` uses `seed`.
-   */
-  reorder?: boolean | 'reverse' | 'shuffle';
-  /** Seed of `reorder: 'shuffle'`, so a failing order can be replayed. Default 1. */
-  seed?: number;
-  /**
-   * Retry an attempt that did not get a 2xx, on a virtual clock (nothing waits for real):
-   * `true` (default) is the service's schedule, attempts 2 to 5 at 1, 2, 4 and 8 minutes after
-   * the start of the attempt before; a list gives other delays in ms (attempts = delays + 1);
-   * `false` sends each delivery once.
-   */
-  retrySchedule?: boolean | readonly number[];
-  /** An attempt with no answer within this many real milliseconds counts as failed (status null). Default 10000, the service's timeout. */
-  timeoutMs?: number;
-  /**
-   * Called with the virtual milliseconds before the clock moves to the next attempts, so the
-   * app's own clock can follow (`vi.advanceTimersByTimeAsync(ms)`, a store's `now`).
-   */
-  onAdvance?: (ms: number) => unknown;
-}
-
-/** One attempt of one delivery. */
-export interface DeliveryAttemptReport {
-  /** Index into `DeliverResult.deliveries`. */
-  delivery: number;
-  /** The event name and reference read from the body ('' when the body is not an event). */
-  event: string;
-  reference: string;
-  /** Which copy of the event this delivery is: 1 to `duplicates`. */
-  copy: number;
-  /** 1 to the schedule's last attempt (5 by default). */
-  number: number;
-  /** Virtual milliseconds since the first attempt: 0, 60000, 180000, 420000, 900000 for the service's schedule. */
-  at: number;
-  /** The HTTP status, or null when no answer came (timeout, connection error). */
-  status: number | null;
-  /** payhook's answer body `{"outcome": …}` (processed, duplicate, in-progress, accepted…), or null for another body. */
-  outcome: string | null;
-  /** Why the attempt failed (non-2xx, timeout, connection error); null on a 2xx. */
-  error: string | null;
-  /** Real milliseconds the attempt took. */
-  durationMs: number;
-}
-
-/** One delivery (one copy of one event) and all its attempts. */
-export interface DeliveryRun {
-  index: number;
-  event: string;
-  reference: string;
-  copy: number;
-  /** The exact bytes sent and their signature. */
-  body: string | Uint8Array;
-  signature: string;
-  /** `delivered` once an attempt got a 2xx; `failed` when the schedule ran out. */
-  state: 'delivered' | 'failed';
-  attempts: DeliveryAttemptReport[];
-}
-
-export interface DeliverResult {
-  /** Every attempt, in the order they were made. */
-  attempts: DeliveryAttemptReport[];
-  /** Every delivery, in the order each was first sent (after `reorder`). */
-  deliveries: DeliveryRun[];
-  /** The status of every attempt, in order (`attempts.map(a => a.status)`). */
-  statuses: (number | null)[];
-  /** True when every delivery got a 2xx. */
-  delivered: boolean;
-}
+// Kept importable from here, as before the split.
+export type { DeliverOptions } from './deliver-options.js';
+export type { DeliverResult, DeliveryAttemptReport, DeliveryRun } from './delivery-report.js';
+export { seededRandom } from './seeded-random.js';
 
 interface Pending {
   run: DeliveryRun;
@@ -90,40 +18,7 @@ interface Pending {
   seq: number;
 }
 
-/**
- * mulberry32: a small seeded generator of numbers in [0, 1), so a shuffled storm replays the same way.
- *
- * @example
- * const next = seededRandom(42);
- * const coin = next() < 0.5;
- */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function wholeNumber(value: unknown, name: string, min: number, max: number): number {
-  if (!(typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max)) {
-    throw new RangeError(`[@payhook/testing] deliver: ${name} must be a whole number from ${min} to ${max}; got ${String(value)}.`);
-  }
-  return value;
-}
-
-function delaysOf(schedule: DeliverOptions['retrySchedule']): readonly number[] {
-  if (schedule === undefined || schedule === true) return RETRY_DELAYS_MS;
-  if (schedule === false) return [];
-  if (Array.isArray(schedule) && schedule.every((d) => typeof d === 'number' && Number.isFinite(d) && d >= 0)) return schedule;
-  throw new TypeError(
-    '[@payhook/testing] deliver: retrySchedule must be true (the service\'s 1, 2, 4, 8 minutes), false (no retries) or a list of delays in ms, e.g. [60000, 120000].',
-  );
-}
-
+/** The event name and reference a body carries, or '' for a body that is not an event. */
 function describe(body: string | Uint8Array): { event: string; reference: string } {
   try {
     const parsed = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body)) as Record<string, unknown>;
@@ -134,11 +29,6 @@ function describe(body: string | Uint8Array): { event: string; reference: string
   } catch {
     return { event: '', reference: '' };
   }
-}
-
-function errorText(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
 }
 
 /**
@@ -162,14 +52,7 @@ export async function deliver(
   events: EventOrBytes | readonly EventOrBytes[],
   options: DeliverOptions,
 ): Promise<DeliverResult> {
-  if (!options || typeof options.secret !== 'string' || options.secret === '') {
-    throw new TypeError('[@payhook/testing] deliver needs { secret }: the webhook secret your receiver was created with.');
-  }
-  const duplicates = wholeNumber(options.duplicates ?? 1, 'duplicates', 1, 1000);
-  const concurrency = wholeNumber(options.concurrency ?? 1, 'concurrency', 1, 1000);
-  const timeoutMs = wholeNumber(options.timeoutMs ?? DELIVERY_TIMEOUT_MS, 'timeoutMs', 1, 600_000);
-  const delays = delaysOf(options.retrySchedule);
-  const maxAttempts = options.retrySchedule === undefined || options.retrySchedule === true ? MAX_ATTEMPTS : delays.length + 1;
+  const { duplicates, concurrency, timeoutMs, delays, maxAttempts } = deliverSettings(options);
   const list = Array.isArray(events) ? (events as readonly EventOrBytes[]) : [events as EventOrBytes];
   if (list.length === 0) throw new TypeError('[@payhook/testing] deliver: pass at least one event (see createEvent).');
 
@@ -236,7 +119,7 @@ export async function deliver(
       sending.catch(() => {});
       const response = await Promise.race([sending, timedOut]);
       if (response === 'timeout') {
-        report.error = `timed out: no answer within ${timeoutMs} ms`;
+        report.error = attemptError({ kind: 'timeout', ms: timeoutMs });
       } else {
         report.status = response.status;
         const text = await Promise.race([response.text(), timedOut]);
@@ -248,12 +131,10 @@ export async function deliver(
             // Not payhook's answer body; the status is what the service looks at.
           }
         }
-        if (response.status < 200 || response.status > 299) {
-          report.error = response.status >= 300 && response.status < 400 ? `redirect ${response.status} not followed` : `answered ${response.status}, not 2xx`;
-        }
+        report.error = attemptError({ kind: 'answered', status: response.status });
       }
     } catch (error) {
-      report.error = controller.signal.aborted ? `timed out: no answer within ${timeoutMs} ms` : `connection error: ${errorText(error)}`;
+      report.error = attemptError(controller.signal.aborted ? { kind: 'timeout', ms: timeoutMs } : { kind: 'connection-error', error });
     } finally {
       clearTimeout(timer);
       report.durationMs = Math.round(performance.now() - started);

@@ -1,7 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createClient, type Client } from '@payhook/client';
-import type { InitializeInput, InitializeResult, TransactionRecord } from '@payhook/core';
+import type { InitializeInput, InitializeResult, TransactionRecord } from '@payhook/core/api';
 import {
   createReferenceService,
   DELIVERY_TIMEOUT_MS,
@@ -17,7 +15,8 @@ import {
   type ReferenceServiceOptions,
   type RunningServer,
 } from '@payhook/reference';
-import { resolveTarget, type DeliveryTarget, type ResolvedTarget, type TargetOptions } from './target.js';
+import { resolveTarget, type DeliveryTarget, type TargetOptions } from './target.js';
+import { startWebhookRelay } from './webhook-relay.js';
 
 export interface StartReferenceServiceOptions {
   /** Where the service's webhooks go (any `DeliveryTarget`); can be set or changed later with `deliverTo`. */
@@ -112,44 +111,8 @@ export async function startReferenceService(options: StartReferenceServiceOption
   }
 
   // The relay: the service needs its callback URL at start, the app usually exists only later.
-  let target: ResolvedTarget | undefined;
-  const relay = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        if (!target) {
-          res.writeHead(503, { 'content-type': 'application/json' });
-          res.end('{"error":"[@payhook/testing] no app to deliver to: call ref.deliverTo(app) before moving a transaction"}');
-          return;
-        }
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(req.headers)) {
-          if (typeof value === 'string' && name !== 'host' && name !== 'connection' && name !== 'content-length') headers[name] = value;
-        }
-        try {
-          const response = await target.send({ method: req.method ?? 'POST', headers, body: Buffer.concat(chunks) });
-          const out: Record<string, string> = {};
-          response.headers.forEach((value, name) => {
-            if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') out[name] = value;
-          });
-          res.writeHead(response.status, out);
-          res.end(Buffer.from(await response.arrayBuffer()));
-        } catch (error) {
-          // What the service would see from an app that crashed: an error status.
-          if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: `[@payhook/testing] the target failed: ${error instanceof Error ? error.message : String(error)}` }));
-        }
-      })();
-    });
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const callbackUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/webhooks`;
-  const closeRelay = () =>
-    new Promise<void>((resolve) => {
-      relay.close(() => resolve());
-      relay.closeAllConnections();
-    });
+  const relay = await startWebhookRelay();
+  const { callbackUrl } = relay;
 
   let service: ReferenceService;
   let running: RunningServer | undefined;
@@ -169,7 +132,7 @@ export async function startReferenceService(options: StartReferenceServiceOption
     }
     if (options.listen !== false) running = await service.listen({ port: 0, host: '127.0.0.1' });
   } catch (error) {
-    await closeRelay();
+    await relay.close();
     throw error;
   }
   const url = running?.url ?? 'http://reference.invalid';
@@ -206,8 +169,7 @@ export async function startReferenceService(options: StartReferenceServiceOption
     closed = true;
     if (running) await running.close();
     else service.close();
-    await closeRelay();
-    await target?.close();
+    await relay.close();
   };
 
   const ref: TestReferenceService = {
@@ -220,10 +182,7 @@ export async function startReferenceService(options: StartReferenceServiceOption
     client,
     clock: service.clock,
     async deliverTo(next, targetOptions) {
-      const resolved = await resolveTarget(next, targetOptions ?? { path: options.path });
-      const previous = target;
-      target = resolved;
-      await previous?.close();
+      await relay.setTarget(await resolveTarget(next, targetOptions ?? { path: options.path }));
     },
     async createTransaction(input = {}) {
       counter += 1;

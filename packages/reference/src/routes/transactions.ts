@@ -3,16 +3,17 @@ import {
   DEFAULT_PAGE_SIZE,
   initializeInputSchema,
   listQuerySchema,
+  serviceFeeFor,
   type InitializeResult,
   type ListPage,
   type Timeline,
-} from '@payhook/core';
+} from '@payhook/core/api';
 import { callbackUrlProblem } from '../callback-url.js';
 import { ApiError, invalid, readJson, success } from '../http.js';
 import { canonicalJson } from '../idempotency.js';
 import type { Route, RouteRequest } from '../router.js';
 import { actionAtInitialize } from '../scenarios.js';
-import { serviceFeeFor, toRecord, type Transaction } from '../transactions.js';
+import { toRecord, type Transaction } from '../transactions.js';
 
 const IDEMPOTENCY_HEADER = 'x-idempotency-key';
 

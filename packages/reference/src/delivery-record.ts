@@ -1,0 +1,50 @@
+// A webhook delivery as the service records it, with every attempt, and the filter that lists them.
+import type { PaymentEventName } from '@payhook/core';
+import type { Mode } from './merchants.js';
+
+export interface DeliveryAttempt {
+  /** 1 to 5. */
+  number: number;
+  /** When the attempt started (ISO 8601, the service's clock). */
+  at: string;
+  /** HTTP status answered, or null when none came (timeout, connection error, injected failure). */
+  status: number | null;
+  durationMs: number;
+  /** Why the attempt failed; null when it succeeded. */
+  error: string | null;
+}
+
+/**
+ * - `pending`: the first attempt is running or waiting (a `delay` fault);
+ * - `retrying`: an attempt failed and the next one is scheduled at `nextAttemptAt`;
+ * - `delivered`: an attempt got a 2xx;
+ * - `failed`: permanently failed after the 5th attempt, or never sendable (see `error`);
+ * - `dropped`, `held`: sandbox faults.
+ */
+export type DeliveryState = 'pending' | 'retrying' | 'delivered' | 'failed' | 'dropped' | 'held';
+
+export interface Delivery {
+  id: string;
+  merchantId: string;
+  mode: Mode;
+  reference: string;
+  event: PaymentEventName;
+  url: string | null;
+  state: DeliveryState;
+  attempts: DeliveryAttempt[];
+  nextAttemptAt: string | null;
+  createdAt: string;
+  /** Set on the extra copies a `duplicate` fault makes. */
+  duplicateOf: string | null;
+  /** Why the delivery was never attempted (no callback URL, refused URL), else null. */
+  error: string | null;
+  /** The exact bytes sent, and their signature header. */
+  body: string;
+  signature: string;
+}
+
+export interface DeliveryFilter {
+  merchantId?: string;
+  mode?: Mode;
+  reference?: string;
+}

@@ -1,0 +1,20 @@
+/** The prefix of every message of the package. */
+export const NAME = '[@payhook/store-postgres]';
+
+/**
+ * The error a failed store query throws: what failed, for which key, why, and what to do. An
+ * error of the package itself passes through unchanged.
+ *
+ * @example
+ * throw storeError('claim', key, cause, 'payhook_deliveries');
+ */
+export function storeError(what: string, key: string, cause: unknown, table: string): Error {
+  if (cause instanceof Error && cause.message.startsWith(NAME)) return cause;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  const code = (cause as { code?: string } | null)?.code;
+  const fix =
+    code === '42P01'
+      ? `The table ${table} does not exist: create it from the package's schema.sql, or leave createTable on.`
+      : 'The receiver answers 503 so the service retries; check that Postgres is running and reachable at the configured URL (DATABASE_URL).';
+  return new Error(`${NAME} could not ${what} "${key}" (${reason}). ${fix}`, { cause });
+}

@@ -1,0 +1,89 @@
+/**
+ * Every SQL statement of the store, for the quoted table `t`. Times come from the database clock
+ * (`clock_timestamp()`); durations are passed in milliseconds.
+ *
+ * @example
+ * const SQL = storeStatements('"payhook_deliveries"');
+ * await pool.query({ text: SQL.get, values: [key] });
+ */
+export function storeStatements(t: string) {
+  const ms = (col: string) => `floor(extract(epoch from ${col}) * 1000)::float8`;
+  const after = (param: string) => `clock_timestamp() + ${param} * interval '1 millisecond'`;
+  const held = `key = $1 AND token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()`;
+
+  return {
+    // One statement, so a claim is one round trip. From the key's current row it either inserts
+    // a new row (losers of a race for a new key do nothing, and take no row lock), or takes over
+    // a row past its retention, released, or whose lease has lapsed (the UPDATE re-checks its
+    // WHERE on the newest row version under a row lock, so only one takeover wins), or reports
+    // the row that someone else holds.
+    claim: `
+      WITH cur AS (
+        SELECT state, attempt, outcome, completed_at, lease_expires_at, expires_at,
+               expires_at <= clock_timestamp()
+               OR state = 'released'
+               OR (state = 'claimed' AND lease_expires_at <= clock_timestamp()) AS free
+        FROM ${t} WHERE key = $1
+      ),
+      inserted AS (
+        INSERT INTO ${t} (key, state, attempt, token, lease_expires_at, expires_at)
+        SELECT $1, 'claimed', 1, $2, ${after('$3::float8')}, ${after('$4::float8')}
+        WHERE NOT EXISTS (SELECT 1 FROM cur)
+        ON CONFLICT (key) DO NOTHING
+        RETURNING attempt
+      ),
+      taken AS (
+        UPDATE ${t} AS r SET
+          state = 'claimed',
+          -- Past its retention the row is as good as absent: the count starts again.
+          attempt = CASE WHEN r.expires_at <= clock_timestamp() THEN 1 ELSE r.attempt + 1 END,
+          token = $2,
+          lease_expires_at = ${after('$3::float8')},
+          outcome = NULL,
+          completed_at = NULL,
+          expires_at = ${after('$4::float8')}
+        WHERE r.key = $1
+          AND EXISTS (SELECT 1 FROM cur WHERE free)
+          AND (r.expires_at <= clock_timestamp()
+               OR r.state = 'released'
+               OR (r.state = 'claimed' AND r.lease_expires_at <= clock_timestamp()))
+        RETURNING r.attempt
+      ),
+      won AS (SELECT attempt FROM inserted UNION ALL SELECT attempt FROM taken)
+      SELECT 'claimed' AS status, attempt, NULL::text AS outcome, NULL::float8 AS at FROM won
+      UNION ALL
+      SELECT CASE WHEN state = 'done' AND NOT free THEN 'done' ELSE 'in-progress' END, attempt, outcome,
+             CASE WHEN state = 'done' THEN ${ms('completed_at')} ELSE ${ms('lease_expires_at')} END
+      -- Lost a race for a free key: someone else holds it now.
+      FROM cur WHERE NOT EXISTS (SELECT 1 FROM won)`,
+    // Idempotent for the token that completed the record (the receiver completes again after transactional()).
+    complete: `
+      WITH done AS (
+        UPDATE ${t} SET state = 'done', outcome = $3, completed_at = clock_timestamp(), lease_expires_at = NULL,
+          expires_at = ${after('$4::float8')}
+        WHERE ${held}
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM done)
+          OR EXISTS (SELECT 1 FROM ${t} WHERE key = $1 AND token = $2 AND state = 'done' AND expires_at > clock_timestamp())
+         AS held`,
+    release: `
+      UPDATE ${t} SET state = 'released', token = NULL, lease_expires_at = NULL, expires_at = ${after('$3::float8')}
+      WHERE ${held}`,
+    extend: `
+      UPDATE ${t} SET lease_expires_at = ${after('$3::float8')}, expires_at = greatest(expires_at, ${after('$3::float8')})
+      WHERE ${held}`,
+    get: `
+      SELECT state, attempt, outcome, ${ms('completed_at')} AS completed_at, ${ms('lease_expires_at')} AS lease,
+             lease_expires_at > clock_timestamp() AS leased
+      FROM ${t} WHERE key = $1 AND expires_at > clock_timestamp()`,
+    // In the transaction of transactional(): marks done first, so the row stays locked while the effect runs.
+    completeHeld: `
+      UPDATE ${t} SET state = 'done', outcome = 'ok', completed_at = clock_timestamp(), lease_expires_at = NULL,
+        expires_at = ${after('$3::float8')}
+      WHERE ${held}`,
+    purge: `
+      DELETE FROM ${t} WHERE key IN (
+        SELECT key FROM ${t} WHERE expires_at <= clock_timestamp() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+  };
+}
