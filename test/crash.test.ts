@@ -5,9 +5,9 @@ import type pg from 'pg';
 import type { Store } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
+import { createEvent, signedBody } from '@payhook/testing';
 import { post, startReceiver, type ChildReceiver, type Reply } from './children/spawn.js';
 import { countPg, countRedis, effectsTable } from './effects.js';
-import { makeEvent, signed } from './fixtures.js';
 import { requirePostgres, requireRedis } from './services.js';
 
 const SECRET = 'whsec_crash';
@@ -76,9 +76,10 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
     for (const c of cases) {
       it(`${c.point}: ${c.effects === 1 ? 'exactly once' : `at least once (${c.effects} runs)`} after the lease lapses`, async () => {
         const victim = victims.get(c.point)!;
-        const event = makeEvent({ reference: `crash_${c.point}_${run}` });
+        const event = createEvent('payment.success', { reference: `crash_${c.point}_${run}` });
         const key = `${event.mode}:${event.reference}:${event.event}`;
-        const { body, headers } = signed(event, SECRET);
+        const body = JSON.stringify(event);
+        const { headers } = signedBody(body, { secret: SECRET });
 
         const claimedAt = Date.now();
         const first = post(victim.port, body, headers).then(

@@ -1,4 +1,12 @@
 import { memoryStore } from '@payhook/core';
-import { storeConformance } from './store-conformance.js';
+import { storeConformance } from '@payhook/testing/store';
 
-storeConformance('memory', { make: () => memoryStore(), shared: false });
+// A virtual clock: the lease expiry and retention tests move it instead of sleeping.
+let now = Date.now();
+storeConformance('memory', {
+  make: () => memoryStore({ now: () => now }),
+  shared: false,
+  advance: (ms) => {
+    now += ms;
+  },
+});

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
+import { createEvent, signedBody } from '@payhook/testing';
 import { startReceiver, post, type ChildReceiver, type Reply } from './children/spawn.js';
 import { countPg, countRedis, effectsTable } from './effects.js';
-import { makeEvent, signed } from './fixtures.js';
 import { requirePostgres, requireRedis } from './services.js';
 
 const SECRET = 'whsec_multi_process';
@@ -39,9 +39,10 @@ function multiProcess(name: string, url: string | undefined, effect: string, cou
       const statuses = new Map<string, number>();
       const references: string[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        const event = makeEvent({ reference: `mp_${run}_${round}` });
+        const event = createEvent('payment.success', { reference: `mp_${run}_${round}` });
         references.push(event.reference);
-        const { body, headers } = signed(event, SECRET);
+        const body = JSON.stringify(event);
+        const { headers } = signedBody(body, { secret: SECRET });
         const replies: Reply[] = await Promise.all(
           Array.from({ length: CONCURRENT }, (_, i) => post(children[i % PROCESSES]!.port, body, headers)),
         );

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createReceiver, type DeliveryReport, type Store } from '@payhook/core';
+import { createReceiver, type DeliveryReport, type PaymentEvent, type Store } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
-import { makeEvent, signedRequest } from './fixtures.js';
+import { createEvent, signedRequest } from '@payhook/testing';
 import { requirePostgres, requireRedis } from './services.js';
 import { tcpProxy, type TcpProxy } from './tcp-proxy.js';
 
@@ -53,16 +53,16 @@ for (const s of subjects) {
       }).onAny((event) => {
         effects.set(event.reference, (effects.get(event.reference) ?? 0) + 1);
       });
-      const deliver = async (event: ReturnType<typeof makeEvent>) => {
+      const deliver = async (event: PaymentEvent) => {
         const started = Date.now();
-        const res = await receiver.handle(signedRequest(event, SECRET));
+        const res = await receiver.handle(signedRequest(event, { secret: SECRET }));
         return { status: res.status, outcome: ((await res.json()) as { outcome: string }).outcome, ms: Date.now() - started };
       };
       return { proxy, effects, errors, deliver };
     }
 
     /** Redeliver as the service would, until a 2xx; returns the statuses seen on the way. */
-    async function retryUntilOk(deliver: (e: ReturnType<typeof makeEvent>) => Promise<{ status: number; outcome: string }>, event: ReturnType<typeof makeEvent>) {
+    async function retryUntilOk(deliver: (e: PaymentEvent) => Promise<{ status: number; outcome: string }>, event: PaymentEvent) {
       const seen: string[] = [];
       const until = Date.now() + 15_000;
       for (;;) {
@@ -77,8 +77,8 @@ for (const s of subjects) {
     it('answers 503 fast while the server is unreachable, logs why, and recovers on its own', async () => {
       vi.spyOn(console, 'error').mockImplementation(() => {});
       const { proxy, effects, errors, deliver } = await setup();
-      const a = makeEvent();
-      const b = makeEvent();
+      const a = createEvent('payment.success');
+      const b = createEvent('payment.success');
       expect(await deliver(a)).toMatchObject({ status: 200, outcome: 'processed' });
 
       proxy.cut();
@@ -103,8 +103,8 @@ for (const s of subjects) {
 
     it('answers 503 within the budget while the server hangs, and nothing is lost once it answers', async () => {
       const { proxy, effects, errors, deliver } = await setup();
-      const a = makeEvent();
-      const b = makeEvent();
+      const a = createEvent('payment.success');
+      const b = createEvent('payment.success');
       expect(await deliver(a)).toMatchObject({ status: 200, outcome: 'processed' });
 
       proxy.stall();

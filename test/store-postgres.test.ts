@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createReceiver, type DeliveryReport, type HandlerContext } from '@payhook/core';
 import { postgresStore, schemaSql } from '@payhook/store-postgres';
-import { makeEvent, signedRequest } from './fixtures.js';
+import { createEvent, signedRequest } from '@payhook/testing';
+import { storeConformance } from '@payhook/testing/store';
 import { requirePostgres } from './services.js';
-import { storeConformance } from './store-conformance.js';
 
 const url = await requirePostgres();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -88,7 +88,7 @@ describe.skipIf(!url)('postgres', () => {
     it('commits the effect and the done record together, and the later complete says yes', async () => {
       const key = `tx-${randomUUID()}`;
       const token = await claim(key);
-      await insertEffect(makeEvent(), ctxFor(key, token));
+      await insertEffect(createEvent('payment.success'), ctxFor(key, token));
       expect(await effectCount(key)).toBe(1);
       expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok', attempt: 1 });
       expect(await store.complete(key, token)).toBe(true);
@@ -99,7 +99,7 @@ describe.skipIf(!url)('postgres', () => {
     it('rolls back both when the effect throws, leaving the claim for a release', async () => {
       const key = `tx-${randomUUID()}`;
       const token = await claim(key);
-      await expect(insertEffect(makeEvent({ merchantReference: 'throw' }), ctxFor(key, token))).rejects.toThrow('the effect failed');
+      await expect(insertEffect(createEvent('payment.success', { merchantReference: 'throw' }), ctxFor(key, token))).rejects.toThrow('the effect failed');
       expect(await effectCount(key)).toBe(0);
       expect(await store.get(key)).toMatchObject({ state: 'claimed', attempt: 1 });
       expect(await store.release(key, token)).toBe(true);
@@ -111,11 +111,11 @@ describe.skipIf(!url)('postgres', () => {
       const old = await claim(key, 100);
       await sleep(200);
       const next = await claim(key);
-      await expect(insertEffect(makeEvent(), ctxFor(key, old))).rejects.toThrow(
+      await expect(insertEffect(createEvent('payment.success'), ctxFor(key, old))).rejects.toThrow(
         /^\[@payhook\/store-postgres\] the claim on .* is no longer held/,
       );
       expect(await effectCount(key)).toBe(0);
-      await insertEffect(makeEvent(), ctxFor(key, next));
+      await insertEffect(createEvent('payment.success'), ctxFor(key, next));
       expect(await effectCount(key)).toBe(1);
     });
 
@@ -125,10 +125,10 @@ describe.skipIf(!url)('postgres', () => {
         'payment.success',
         insertEffect,
       );
-      const event = makeEvent();
+      const event = createEvent('payment.success');
       const key = `${event.mode}:${event.reference}:${event.event}`;
-      expect((await receiver.handle(signedRequest(event, 's'))).status).toBe(200);
-      expect(await (await receiver.handle(signedRequest(event, 's'))).json()).toEqual({ outcome: 'duplicate' });
+      expect((await receiver.handle(signedRequest(event, { secret: 's' }))).status).toBe(200);
+      expect(await (await receiver.handle(signedRequest(event, { secret: 's' }))).json()).toEqual({ outcome: 'duplicate' });
       expect(errors).toEqual([]);
       expect(await effectCount(key)).toBe(1);
     });

@@ -3,8 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { DEFAULT_RETENTION_MS } from '@payhook/core';
 import { redisStore } from '@payhook/store-redis';
+import { storeConformance } from '@payhook/testing/store';
 import { requireRedis } from './services.js';
-import { storeConformance } from './store-conformance.js';
 
 const url = await requireRedis();
 

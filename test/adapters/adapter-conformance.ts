@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '@payhook/core';
-import { makeEvent, signed } from '../fixtures.js';
+import { createEvent, signedBody } from '@payhook/testing';
 import { send, type Served } from './http.js';
 import { SCENARIO, type LogLine } from './next-app/lib/scenario.js';
 
@@ -56,13 +56,14 @@ function server(start: (logFile: string) => Promise<Served>) {
 export function adapterConformance(name: string, adapter: AdapterUnderTest): void {
   describe(`${name} adapter`, () => {
     const s = server(adapter.start);
-    const deliver = (event: unknown, secret: string = current!) => {
-      const { body, headers } = signed(event, secret);
+    const deliver = (event: object | string, secret: string = current!) => {
+      const body = typeof event === 'string' ? event : JSON.stringify(event);
+      const { headers } = signedBody(body, { secret });
       return send(s.url, { headers, body });
     };
 
     it('runs a valid delivery once and answers 200; the same bytes again answer 200 and run nothing', async () => {
-      const event = makeEvent();
+      const event = createEvent('payment.success');
       const first = await deliver(event);
       expect([first.status, JSON.parse(first.text)]).toEqual([200, { outcome: 'processed' }]);
       expect(first.headers['content-type']).toMatch(/^application\/json/);
@@ -72,15 +73,15 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('runs success, refunding and refunded of one reference: three events, three runs', async () => {
-      const { reference } = makeEvent();
+      const { reference } = createEvent('payment.success');
       for (const event of ['payment.success', 'payment.refunding', 'payment.refunded'] as const) {
-        expect((await deliver(makeEvent({ reference, event }))).status).toBe(200);
+        expect((await deliver(createEvent(event, { reference }))).status).toBe(200);
       }
       expect(runsOf(s.logFile, reference).map((r) => r.event)).toEqual(['payment.success', 'payment.refunding', 'payment.refunded']);
     });
 
     describe('answers 401 and runs nothing', () => {
-      const event = makeEvent();
+      const event = createEvent('payment.success');
       const body = JSON.stringify(event);
       const good = sign(body, current!);
       it.each<[string, Record<string, string | string[]>]>([
@@ -121,14 +122,14 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('answers 200 to an event the service does not define, running nothing', async () => {
-      const event = makeEvent({ event: 'payment.teleported' as 'payment.success' });
+      const event = { ...createEvent('payment.success'), event: 'payment.teleported' };
       const res = await deliver(event);
       expect([res.status, JSON.parse(res.text)]).toEqual([200, { outcome: 'ignored' }]);
       expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
     });
 
     it('answers 500 when a handler throws, without its error text, and runs it again on redelivery', async () => {
-      const event = makeEvent({ merchantReference: 'throw-once' });
+      const event = createEvent('payment.success', { merchantReference: 'throw-once' });
       const first = await deliver(event);
       expect([first.status, JSON.parse(first.text)]).toEqual([500, { outcome: 'failed' }]);
       const retry = await deliver(event);
@@ -137,7 +138,7 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('answers 200 to a NonRetriableError, reports it, and does not run it again', async () => {
-      const event = makeEvent({ merchantReference: 'reject' });
+      const event = createEvent('payment.success', { merchantReference: 'reject' });
       expect(JSON.parse((await deliver(event)).text)).toEqual({ outcome: 'rejected' });
       expect((await deliver(event)).status).toBe(200);
       expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
@@ -145,7 +146,7 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('answers 413 to a signed body over maxBodyBytes, and runs nothing', async () => {
-      const event = makeEvent({ customer: { name: 'x'.repeat(SCENARIO.maxBodyBytes), email: 'a@example.com', phone: '251911234567' } });
+      const event = createEvent('payment.success', { customer: { name: 'x'.repeat(SCENARIO.maxBodyBytes), email: 'a@example.com', phone: '251911234567' } });
       const res = await deliver(event);
       expect([res.status, JSON.parse(res.text)]).toEqual([413, { outcome: 'too-large' }]);
       expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
@@ -158,8 +159,8 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('accepts a chunked delivery under the limit', async () => {
-      const event = makeEvent();
-      const { body, headers } = signed(event, current!);
+      const event = createEvent('payment.success');
+      const { body, headers } = signedBody(event, { secret: current! });
       const bytes = Buffer.from(body);
       const res = await send(s.url, { headers, chunks: [bytes.subarray(0, 100), bytes.subarray(100)] });
       expect(res.status).toBe(200);
@@ -167,7 +168,7 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('runs 20 concurrent duplicates once, answering none of them 5xx', async () => {
-      const event = makeEvent({ merchantReference: 'hold' });
+      const event = createEvent('payment.success', { merchantReference: 'hold' });
       const statuses = (await Promise.all(Array.from({ length: 20 }, () => deliver(event)))).map((r) => r.status);
       expect(statuses.every((code) => code === 200 || code === 409)).toBe(true);
       expect(statuses).toContain(200);
@@ -175,7 +176,7 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('answers 202 at the budget, 409 while the handler runs, and records its outcome for the redelivery', async () => {
-      const event = makeEvent({ merchantReference: 'slow' });
+      const event = createEvent('payment.success', { merchantReference: 'slow' });
       const first = await deliver(event);
       expect([first.status, JSON.parse(first.text)]).toEqual([202, { outcome: 'accepted' }]);
       expect(first.ms).toBeGreaterThanOrEqual(SCENARIO.budgetMs - 50);
@@ -191,8 +192,8 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('accepts the previous secret during a rotation, and says which one matched', async () => {
-      const old = makeEvent();
-      const now = makeEvent();
+      const old = createEvent('payment.success');
+      const now = createEvent('payment.success');
       expect((await deliver(old, previous)).status).toBe(200);
       expect((await deliver(now, current)).status).toBe(200);
       expect(runsOf(s.logFile, old.reference)).toMatchObject([{ secretIndex: 1 }]);
@@ -211,16 +212,18 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
 
       if (expected === 'verifies') {
         it('the webhook route still verifies the raw bytes', async () => {
-          const event = makeEvent();
-          const { body, headers } = signed(JSON.stringify(event, null, 2), current!);
+          const event = createEvent('payment.success');
+          const body = JSON.stringify(event, null, 2);
+          const { headers } = signedBody(body, { secret: current! });
           expect((await send(p.url, { headers, body })).status).toBe(200);
           expect((await send(p.url, { headers, body: JSON.stringify(event) })).status).toBe(401);
           expect(runsOf(p.logFile, event.reference)).toHaveLength(1);
         });
       } else {
         it('a delivery gets 500 at once, never 2xx, and the logged error names the fix', async () => {
-          const event = makeEvent();
-          const { body, headers } = signed(JSON.stringify(event, null, 2), current!);
+          const event = createEvent('payment.success');
+          const body = JSON.stringify(event, null, 2);
+          const { headers } = signedBody(body, { secret: current! });
           for (let attempt = 0; attempt < 2; attempt++) {
             const res = await send(p.url, { headers, body });
             expect([res.status, JSON.parse(res.text)]).toEqual([500, { outcome: 'body-unavailable' }]);
@@ -239,8 +242,9 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       describe('with a body parser that keeps the raw bytes', () => {
         const k = server(keepingBytes);
         it('verifies the kept bytes, never the parsed body', async () => {
-          const event = makeEvent();
-          const { body, headers } = signed(JSON.stringify(event, null, 2), current!);
+          const event = createEvent('payment.success');
+          const body = JSON.stringify(event, null, 2);
+          const { headers } = signedBody(body, { secret: current! });
           expect((await send(k.url, { headers, body })).status).toBe(200);
           expect((await send(k.url, { headers, body: JSON.stringify(event) })).status).toBe(401);
           expect(JSON.parse((await send(k.url, { headers, body })).text)).toEqual({ outcome: 'duplicate' });

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeEvent } from '../fixtures.js';
+import { createEvent } from '@payhook/testing';
 import { buildNextExample, freePort, startExample, type RunningExample } from './examples.js';
 
 /**
@@ -94,7 +94,7 @@ type BodyKind = Pick<Case, 'body' | 'pollutes' | 'badUtf8'>;
 const merchantReference = fc.constantFrom('ok', 'ok', 'ok', 'throw', 'order-1');
 
 const validEvent = fc.record({ mr: merchantReference, event: fc.constantFrom('payment.success', 'payment.refunded', 'payment.teleported') }).map(
-  ({ mr, event }) => JSON.stringify(makeEvent({ merchantReference: mr, event: event as 'payment.success' })),
+  ({ mr, event }) => JSON.stringify({ ...createEvent('payment.success', { merchantReference: mr }), event }),
 );
 
 const bodyArb: fc.Arbitrary<BodyKind> = fc.oneof(
@@ -478,7 +478,7 @@ describe(`receiver fuzz (seed ${SEED}, ${TOTAL} cases)`, () => {
       });
       expect([413, null]).toContain(answer.status);
       expect(performance.now() - started).toBeLessThan(5_000);
-      const event = JSON.stringify(makeEvent());
+      const event = JSON.stringify(createEvent('payment.success'));
       const ok = await viaSocket(t.port!, {
         method: 'POST', headers: [['x-service-signature', sign(event, SECRET)]], body: Buffer.from(event),
         validSignature: true, pollutes: false, badUtf8: false, chunks: [], lie: 'none',

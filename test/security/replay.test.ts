@@ -5,7 +5,7 @@ import { createReceiver, DEFAULT_RETENTION_MS, type Store } from '@payhook/core'
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeEvent, signedRequest } from '../fixtures.js';
+import { createEvent, signedRequest } from '@payhook/testing';
 import { requirePostgres, requireRedis } from '../services.js';
 
 /**
@@ -28,8 +28,8 @@ function shop(store: Store) {
 }
 
 async function replayAfterRestart(makeStore: () => Store) {
-  const event = makeEvent({ reference: `ref_replay_${randomUUID()}` });
-  const captured = signedRequest(event, SECRET);
+  const event = createEvent('payment.success', { reference: `ref_replay_${randomUUID()}` });
+  const captured = signedRequest(event, { secret: SECRET });
   const replay = () => captured.clone();
   const first = shop(makeStore());
   expect((await first.receiver.handle(replay())).status).toBe(200);

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { makeEvent } from '../../../test/fixtures.js';
+import { createEvent } from '@payhook/testing';
 import { createEventRouter, EVENT_NAMES, paymentEventSchema, type PaymentEvent } from '../src/index.js';
 
 describe('event types and schema', () => {
@@ -18,9 +18,9 @@ describe('event types and schema', () => {
 
   it('accepts every event of section 6 and a null paidAt, and keeps unknown fields', () => {
     for (const event of EVENT_NAMES) {
-      expect(paymentEventSchema.safeParse(makeEvent({ event })).success).toBe(true);
+      expect(paymentEventSchema.safeParse(createEvent(event)).success).toBe(true);
     }
-    const parsed = paymentEventSchema.parse({ ...makeEvent({ paidAt: null }), extra: { a: 1 } });
+    const parsed = paymentEventSchema.parse({ ...createEvent('payment.success', { paidAt: null }), extra: { a: 1 } });
     expect(parsed.extra).toEqual({ a: 1 });
   });
 
@@ -32,6 +32,6 @@ describe('event types and schema', () => {
     ['createdAt', { createdAt: '2026-11-20 09:14' }],
     ['reference', { reference: '' }],
   ])('rejects a bad %s', (_, bad) => {
-    expect(paymentEventSchema.safeParse({ ...makeEvent(), ...bad }).success).toBe(false);
+    expect(paymentEventSchema.safeParse({ ...createEvent('payment.success'), ...bad }).success).toBe(false);
   });
 });

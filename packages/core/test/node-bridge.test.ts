@@ -2,7 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeEvent, signed } from '../../../test/fixtures.js';
+import { createEvent, signedBody } from '@payhook/testing';
 import { createReceiver, type DeliveryReport } from '../src/index.js';
 import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node.js';
 
@@ -51,8 +51,8 @@ describe('the Node bridge', () => {
   it('runs a delivery over a real socket, then answers the same bytes as a duplicate', async () => {
     const { receiver, runs } = setup();
     const { server } = await serve(toNodeListener(receiver));
-    const event = makeEvent();
-    const { body, headers } = signed(event, secret);
+    const event = createEvent('payment.success');
+    const { body, headers } = signedBody(event, { secret });
     const first = await request(server).post('/webhooks').set(headers).send(body);
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ outcome: 'processed' });
@@ -64,7 +64,7 @@ describe('the Node bridge', () => {
   it('answers 401 to a bad signature and 405 to GET', async () => {
     const { receiver, runs } = setup();
     const { server } = await serve(toNodeListener(receiver));
-    const { body } = signed(makeEvent(), secret);
+    const { body } = signedBody(createEvent('payment.success'), { secret });
     const bad = await request(server).post('/webhooks').set('x-service-signature', 'sha256=' + 'a'.repeat(64)).send(body);
     expect(bad.status).toBe(401);
     const get = await request(server).get('/webhooks');
@@ -76,8 +76,8 @@ describe('the Node bridge', () => {
   it('answers 413 to a declared Content-Length over the limit', async () => {
     const { receiver } = setup(1_000);
     const { server } = await serve(toNodeListener(receiver));
-    const big = JSON.stringify({ ...makeEvent(), pad: 'x'.repeat(5_000) });
-    const res = await request(server).post('/webhooks').set(signed(big, secret).headers).send(big);
+    const big = JSON.stringify({ ...createEvent('payment.success'), pad: 'x'.repeat(5_000) });
+    const res = await request(server).post('/webhooks').set(signedBody(big, { secret }).headers).send(big);
     expect(res.status).toBe(413);
   });
 
@@ -93,7 +93,7 @@ describe('the Node bridge', () => {
   it('accepts a chunked body under the limit', async () => {
     const { receiver, runs } = setup();
     const { port } = await serve(toNodeListener(receiver));
-    const { body, headers } = signed(makeEvent(), secret);
+    const { body, headers } = signedBody(createEvent('payment.success'), { secret });
     const bytes = Buffer.from(body);
     const status = await sendChunked(port, [bytes.subarray(0, 100), bytes.subarray(100)], headers);
     expect(status).toBe(200);
@@ -109,7 +109,7 @@ describe('the Node bridge', () => {
       (req as IncomingMessage & { body?: unknown }).body = JSON.parse(Buffer.concat(chunks).toString());
       writeNodeResponse(res, await processNodeRequest(receiver, req, { framework: 'express' }));
     });
-    const { body, headers } = signed(makeEvent(), secret);
+    const { body, headers } = signedBody(createEvent('payment.success'), { secret });
     const started = performance.now();
     const res = await request(server).post('/webhooks').set(headers).send(body);
     expect(res.status).toBe(500);
@@ -125,7 +125,7 @@ describe('the Node bridge', () => {
       for await (const _ of req) void _;
       writeNodeResponse(res, await processNodeRequest(receiver, req));
     });
-    const { body, headers } = signed(makeEvent(), secret);
+    const { body, headers } = signedBody(createEvent('payment.success'), { secret });
     const res = await request(server).post('/webhooks').set(headers).send(body);
     expect(res.status).toBe(500);
     expect(String(reports.at(-1)?.error)).toMatch(/\[@payhook\/core\] the request stream was already read/);
@@ -140,7 +140,7 @@ describe('the Node bridge', () => {
       (req as IncomingMessage & { body?: unknown }).body = JSON.parse(raw.toString());
       writeNodeResponse(res, await processNodeRequest(receiver, req, { body: raw }));
     });
-    const { body, headers } = signed(JSON.stringify(makeEvent(), null, 2), secret);
+    const { body, headers } = signedBody(JSON.stringify(createEvent('payment.success'), null, 2), { secret });
     const res = await request(server).post('/webhooks').set(headers).send(body);
     expect(res.status).toBe(200);
     expect(runs).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { makeEvent, signed, signedRequest } from '../../../test/fixtures.js';
+import { createEvent, newReference, signedBody, signedRequest } from '@payhook/testing';
 import {
   createReceiver,
   memoryStore,
@@ -37,11 +37,11 @@ const post = (body: BodyInit | null, headers: Record<string, string> = {}, init:
 describe('the receiver pipeline', () => {
   it('runs a valid delivery once and answers 200; the same bytes again get 200 and run nothing', async () => {
     const { receiver, runs } = setup();
-    const event = makeEvent();
-    const first = await receiver.handle(signedRequest(event, secret));
+    const event = createEvent('payment.success');
+    const first = await receiver.handle(signedRequest(event, { secret }));
     expect(first.status).toBe(200);
     expect(await first.json()).toEqual({ outcome: 'processed' });
-    const again = await receiver.handle(signedRequest(event, secret));
+    const again = await receiver.handle(signedRequest(event, { secret }));
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ outcome: 'duplicate' });
     expect(runs).toHaveLength(1);
@@ -57,9 +57,9 @@ describe('the receiver pipeline', () => {
 
   it('runs success, refunding and refunded of one reference: three events, three runs', async () => {
     const { receiver, runs } = setup();
-    const reference = makeEvent().reference;
+    const reference = newReference();
     for (const name of ['payment.success', 'payment.refunding', 'payment.refunded'] as const) {
-      const res = await receiver.handle(signedRequest(makeEvent({ reference, event: name }), secret));
+      const res = await receiver.handle(signedRequest(createEvent(name, { reference }), { secret }));
       expect(res.status).toBe(200);
     }
     expect(runs.map((r) => r.event)).toEqual(['payment.success', 'payment.refunding', 'payment.refunded']);
@@ -67,14 +67,14 @@ describe('the receiver pipeline', () => {
 
   it('keeps the same reference apart across sandbox and live', async () => {
     const { receiver, runs } = setup();
-    const reference = makeEvent().reference;
-    await receiver.handle(signedRequest(makeEvent({ reference, mode: 'sandbox' }), secret));
-    await receiver.handle(signedRequest(makeEvent({ reference, mode: 'live' }), secret));
+    const reference = newReference();
+    await receiver.handle(signedRequest(createEvent('payment.success', { reference, mode: 'sandbox' }), { secret }));
+    await receiver.handle(signedRequest(createEvent('payment.success', { reference, mode: 'live' }), { secret }));
     expect(runs).toHaveLength(2);
   });
 
   describe('answers 401 and runs nothing for a bad signature', () => {
-    const { body } = signed(makeEvent(), secret);
+    const body = JSON.stringify(createEvent('payment.success'));
     const good = sign(body, secret);
     it.each([
       ['missing', {}],
@@ -103,7 +103,7 @@ describe('the receiver pipeline', () => {
 
   it('answers 401 to a valid signature over a re-serialised body', async () => {
     const { receiver, runs } = setup();
-    const original = JSON.stringify(makeEvent(), null, 2);
+    const original = JSON.stringify(createEvent('payment.success'), null, 2);
     const res = await receiver.handle(
       post(JSON.stringify(JSON.parse(original)), { 'x-service-signature': sign(original, secret) }),
     );
@@ -114,10 +114,10 @@ describe('the receiver pipeline', () => {
   it.each([
     ['malformed JSON', '{"event": "payment.success",'],
     ['a payload missing fields', JSON.stringify({ event: 'payment.success', reference: 'x' })],
-    ['a wrong amount format', JSON.stringify(makeEvent({ amount: '15' }))],
-    ['a __proto__ key', JSON.stringify(makeEvent()).replace('{', '{"__proto__":{"polluted":1},')],
-    ['an escaped __proto__ key', JSON.stringify(makeEvent()).replace('{', '{"\\u005f_proto__":{"polluted":1},')],
-    ['a constructor.prototype key', JSON.stringify(makeEvent()).replace('{', '{"constructor":{"prototype":{"polluted":1}},')],
+    ['a wrong amount format', JSON.stringify({ ...createEvent('payment.success'), amount: '15' })],
+    ['a __proto__ key', JSON.stringify(createEvent('payment.success')).replace('{', '{"__proto__":{"polluted":1},')],
+    ['an escaped __proto__ key', JSON.stringify(createEvent('payment.success')).replace('{', '{"\\u005f_proto__":{"polluted":1},')],
+    ['a constructor.prototype key', JSON.stringify(createEvent('payment.success')).replace('{', '{"constructor":{"prototype":{"polluted":1}},')],
     ['an array', '[1,2,3]'],
   ])('answers 400 to %s with a valid signature', async (_, body) => {
     const { receiver, runs } = setup();
@@ -140,14 +140,14 @@ describe('the receiver pipeline', () => {
     receiver.on('payment.success', (event) => {
       seen = (event as unknown as Record<string, unknown>).riskScore;
     });
-    const res = await receiver.handle(signedRequest({ ...makeEvent(), riskScore: 7 }, secret));
+    const res = await receiver.handle(signedRequest({ ...createEvent('payment.success'), riskScore: 7 }, { secret }));
     expect(res.status).toBe(200);
     expect(seen).toBe(7);
   });
 
   it('answers 413 to a body over the limit, before any signature work', async () => {
     const { receiver, runs } = setup({ maxBodyBytes: 1_000 });
-    const big = JSON.stringify({ ...makeEvent(), pad: 'x'.repeat(2_000) });
+    const big = JSON.stringify({ ...createEvent('payment.success'), pad: 'x'.repeat(2_000) });
     const res = await receiver.handle(post(big, { 'x-service-signature': sign(big, secret) }));
     expect(res.status).toBe(413);
     expect(runs).toHaveLength(0);
@@ -192,7 +192,7 @@ describe('the receiver pipeline', () => {
 
   it('answers 500 at once when something already read the request body', async () => {
     const { receiver, reports } = setup();
-    const req = signedRequest(makeEvent(), secret);
+    const req = signedRequest(createEvent('payment.success'), { secret });
     await req.text();
     const res = await receiver.handle(req);
     expect(res.status).toBe(500);
@@ -202,7 +202,7 @@ describe('the receiver pipeline', () => {
 
   it('answers 200 to an event name the service does not define, and runs nothing', async () => {
     const { receiver, runs } = setup();
-    const res = await receiver.handle(signedRequest({ ...makeEvent(), event: 'payment.disputed' }, secret));
+    const res = await receiver.handle(signedRequest({ ...createEvent('payment.success'), event: 'payment.disputed' }, { secret }));
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ outcome: 'ignored' });
     expect(runs).toHaveLength(0);
@@ -212,7 +212,7 @@ describe('the receiver pipeline', () => {
     const store = memoryStore();
     const claim = vi.spyOn(store, 'claim');
     const receiver = createReceiver({ secret, store, logger: quiet }).on('payment.success', () => {});
-    const res = await receiver.handle(signedRequest(makeEvent({ event: 'payment.failed', paidAt: null }), secret));
+    const res = await receiver.handle(signedRequest(createEvent('payment.failed'), { secret }));
     expect(res.status).toBe(200);
     expect(claim).not.toHaveBeenCalled();
   });
@@ -223,9 +223,9 @@ describe('the receiver pipeline', () => {
       .onAny((e) => void calls.push(`any:${e.event}`))
       .on('payment.success', () => void calls.push('success'))
       .on(['payment.refunded', 'payment.reversed'], (e) => void calls.push(`returned:${e.event}`));
-    const reference = makeEvent().reference;
+    const reference = newReference();
     for (const event of ['payment.success', 'payment.reversed'] as const) {
-      await receiver.handle(signedRequest(makeEvent({ reference, event }), secret));
+      await receiver.handle(signedRequest(createEvent(event, { reference }), { secret }));
     }
     expect(calls).toEqual(['success', 'any:payment.success', 'returned:payment.reversed', 'any:payment.reversed']);
   });
@@ -238,15 +238,15 @@ describe('the receiver pipeline', () => {
     receiver.on('payment.success', () => {
       if (fail) throw new Error('database connection refused at 10.0.0.5');
     });
-    const event = makeEvent();
-    const res = await receiver.handle(signedRequest(event, secret));
+    const event = createEvent('payment.success');
+    const res = await receiver.handle(signedRequest(event, { secret }));
     expect(res.status).toBe(500);
     expect(await res.text()).not.toContain('10.0.0.5');
     expect(errors).toHaveLength(1);
     expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'released' });
 
     fail = false;
-    const retry = await receiver.handle(signedRequest(event, secret));
+    const retry = await receiver.handle(signedRequest(event, { secret }));
     expect(retry.status).toBe(200);
     expect(runs.at(-1)!.ctx).toMatchObject({ redelivery: true, attempt: 2 });
   });
@@ -260,13 +260,13 @@ describe('the receiver pipeline', () => {
       calls += 1;
       throw new NonRetriableError('no such order');
     });
-    const event = makeEvent();
-    const res = await receiver.handle(signedRequest(event, secret));
+    const event = createEvent('payment.success');
+    const res = await receiver.handle(signedRequest(event, { secret }));
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ outcome: 'rejected' });
     expect(errors[0]).toBeInstanceOf(NonRetriableError);
     expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'done', outcome: 'failed' });
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     expect(calls).toBe(1);
   });
 
@@ -279,17 +279,17 @@ describe('the receiver pipeline', () => {
       await sleep(600);
       finish();
     });
-    const event = makeEvent();
+    const event = createEvent('payment.success');
     const key = `sandbox:${event.reference}:payment.success`;
     const started = performance.now();
-    const res = await receiver.handle(signedRequest(event, secret));
+    const res = await receiver.handle(signedRequest(event, { secret }));
     const took = performance.now() - started;
     expect(res.status).toBe(202);
     expect(took).toBeGreaterThanOrEqual(195);
     expect(took).toBeLessThan(300);
     expect(await store.get(key)).toMatchObject({ state: 'claimed' });
     // A duplicate during the run is told to come back later.
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(409);
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(409);
     await done;
     await sleep(20);
     expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok' });
@@ -303,12 +303,12 @@ describe('the receiver pipeline', () => {
       runs += 1;
       await sleep(600);
     });
-    const event = makeEvent();
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(202);
+    const event = createEvent('payment.success');
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(202);
     await sleep(400);
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(409);
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(409);
     await sleep(300);
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     expect(runs).toBe(1);
   });
 
@@ -320,8 +320,8 @@ describe('the receiver pipeline', () => {
       await sleep(150);
       throw new Error('boom');
     });
-    const event = makeEvent();
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(202);
+    const event = createEvent('payment.success');
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(202);
     await sleep(250);
     expect(late).toEqual([expect.objectContaining({ outcome: 'failed', late: true, reference: event.reference })]);
     expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'released' });
@@ -334,7 +334,8 @@ describe('the receiver pipeline', () => {
       runs += 1;
       await sleep(30);
     });
-    const { body, headers } = signed(makeEvent(), secret);
+    const body = JSON.stringify(createEvent('payment.success'));
+    const { headers } = signedBody(body, { secret });
     const responses = await Promise.all(Array.from({ length: 20 }, () => receiver.handle(post(body, headers))));
     const statuses = responses.map((r) => r.status);
     expect(runs).toBe(1);
@@ -344,16 +345,16 @@ describe('the receiver pipeline', () => {
 
   it('accepts any of several secrets and tells the handler which matched', async () => {
     const { receiver, runs } = setup({ secret: ['whsec_new', secret] });
-    expect((await receiver.handle(signedRequest(makeEvent(), secret))).status).toBe(200);
-    expect((await receiver.handle(signedRequest(makeEvent(), 'whsec_new'))).status).toBe(200);
+    expect((await receiver.handle(signedRequest(createEvent('payment.success'), { secret }))).status).toBe(200);
+    expect((await receiver.handle(signedRequest(createEvent('payment.success'), { secret: 'whsec_new' }))).status).toBe(200);
     expect(runs.map((r) => r.ctx.secretIndex)).toEqual([1, 0]);
   });
 
   it('uses a custom dedupe key', async () => {
     const { receiver, runs } = setup({ dedupeKey: (e) => e.reference });
-    const reference = makeEvent().reference;
-    await receiver.handle(signedRequest(makeEvent({ reference }), secret));
-    await receiver.handle(signedRequest(makeEvent({ reference, event: 'payment.refunded' }), secret));
+    const reference = newReference();
+    await receiver.handle(signedRequest(createEvent('payment.success', { reference }), { secret }));
+    await receiver.handle(signedRequest(createEvent('payment.refunded', { reference }), { secret }));
     expect(runs).toHaveLength(1);
   });
 
@@ -365,13 +366,13 @@ describe('the receiver pipeline', () => {
       claim: (k, l) => (down ? Promise.reject(new Error('ECONNREFUSED')) : inner.claim(k, l)),
     };
     const { receiver, runs, reports } = setup({ store: flaky });
-    const event = makeEvent();
-    const res = await receiver.handle(signedRequest(event, secret));
+    const event = createEvent('payment.success');
+    const res = await receiver.handle(signedRequest(event, { secret }));
     expect(res.status).toBe(503);
     expect(await res.text()).not.toContain('ECONNREFUSED');
     expect(reports.at(-1)).toMatchObject({ outcome: 'store-unavailable', reference: event.reference });
     down = false;
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     expect(runs).toHaveLength(1);
   });
 
@@ -383,13 +384,13 @@ describe('the receiver pipeline', () => {
       complete: (k, t, o) => (failures-- > 0 ? Promise.reject(new Error('connection timeout')) : inner.complete(k, t, o)),
     };
     const { receiver, runs } = setup({ store: flaky });
-    const event = makeEvent();
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    const event = createEvent('payment.success');
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     // A copy while the record is being retried: the claim is still held, so it is told to come back.
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(409);
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(409);
     await sleep(1_200);
     expect(await inner.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'done', outcome: 'ok' });
-    expect(await (await receiver.handle(signedRequest(event, secret))).json()).toEqual({ outcome: 'duplicate' });
+    expect(await (await receiver.handle(signedRequest(event, { secret }))).json()).toEqual({ outcome: 'duplicate' });
     expect(runs).toHaveLength(1);
   });
 
@@ -397,9 +398,9 @@ describe('the receiver pipeline', () => {
     const inner = memoryStore();
     const slow: Store = { ...inner, claim: async (k, l) => (await sleep(400), inner.claim(k, l)) };
     const receiver = createReceiver({ secret, store: slow, budgetMs: 100, logger: quiet }).on('payment.success', () => {});
-    const event = makeEvent();
+    const event = createEvent('payment.success');
     const started = performance.now();
-    const res = await receiver.handle(signedRequest(event, secret));
+    const res = await receiver.handle(signedRequest(event, { secret }));
     expect(res.status).toBe(503);
     expect(performance.now() - started).toBeLessThan(200);
     await sleep(500);
@@ -408,19 +409,19 @@ describe('the receiver pipeline', () => {
 
   it('dispatches a recovered event through the same store, once', async () => {
     const { receiver, runs } = setup();
-    const event = makeEvent();
+    const event = createEvent('payment.success');
     expect(await receiver.dispatch(event)).toMatchObject({ outcome: 'processed', status: 200 });
     expect(runs[0]!.ctx).toMatchObject({ source: 'reconcile', secretIndex: null });
-    expect((await receiver.handle(signedRequest(event, secret))).status).toBe(200);
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     expect(await receiver.dispatch(event)).toMatchObject({ outcome: 'duplicate' });
     expect(runs).toHaveLength(1);
   });
 
   it('reports every outcome with reference, event and key', async () => {
     const { receiver, reports } = setup();
-    const event = makeEvent();
-    await receiver.handle(signedRequest(event, secret));
-    await receiver.handle(signedRequest(event, secret));
+    const event = createEvent('payment.success');
+    await receiver.handle(signedRequest(event, { secret }));
+    await receiver.handle(signedRequest(event, { secret }));
     expect(reports.map((r) => [r.outcome, r.status, r.reference, r.event, r.dedupeKey])).toEqual([
       ['processed', 200, event.reference, 'payment.success', `sandbox:${event.reference}:payment.success`],
       ['duplicate', 200, event.reference, 'payment.success', `sandbox:${event.reference}:payment.success`],

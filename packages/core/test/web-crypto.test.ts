@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { makeEvent } from '../../../test/fixtures.js';
+import { createEvent } from '@payhook/testing';
 import { sign, signAsync, verifySignature, verifySignatureAsync } from '../src/index.js';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/golden-signatures.json', import.meta.url), 'utf8')) as {
@@ -46,7 +46,7 @@ describe('a runtime without node:crypto (workers, edge functions)', () => {
     const runs: string[] = [];
     const receiver = core.createReceiver({ secret: 'edge-secret', logger: { warn() {}, error() {} } })
       .on('payment.success', (e) => void runs.push(e.reference));
-    const body = JSON.stringify(makeEvent());
+    const body = JSON.stringify(createEvent('payment.success'));
     const signature = await core.signAsync(body, 'edge-secret');
     const res = await receiver.handle(new Request('https://edge.example/webhooks', { method: 'POST', body, headers: { 'x-service-signature': signature } }));
     expect(res.status).toBe(200);

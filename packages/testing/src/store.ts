@@ -2,20 +2,58 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '@payhook/core';
 
+/** The store a conformance run tests: how to make it, and how its clock moves. */
 export interface StoreUnderTest {
   /** A store on the backend; called more than once when `shared` is true, each call a new client. */
   make(): Promise<Store> | Store;
   /** True when stores made by separate `make()` calls see the same keys (Redis, Postgres). */
   shared: boolean;
+  /**
+   * Move the clock the stores read by `ms`, for a store built on a virtual clock (e.g.
+   * `memoryStore({ now })`): the lease expiry and retention tests then move it and never sleep.
+   * Leave it out for a store that keeps time on its server (Redis, Postgres): the suite then
+   * waits for real, a few hundred milliseconds per such test.
+   */
+  advance?: (ms: number) => Promise<void> | void;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * The store contract, written once and run unchanged against every store. Keys are unique per
- * run, so a durable backend needs no clean-up between runs.
+ * The store contract, written once and run unchanged against every store: claims, completion,
+ * release, fencing by token, lease expiry and extension, retention, concurrency, and (for a
+ * shared backend) one claim across several clients. Run it against your own `Store` (DynamoDB,
+ * Cloudflare KV…) from a vitest test file. Keys are unique per run, so a durable backend needs
+ * no clean-up between runs; every store `make()` returned is closed after the suite.
+ *
+ * @example
+ * // dynamo-store.test.ts: a backend that several clients (processes) share
+ * import { storeConformance } from '@payhook/testing/store';
+ * import { dynamoStore } from '../src/dynamo-store.js';
+ *
+ * storeConformance('dynamodb', { make: () => dynamoStore({ table: 'payhook-test' }), shared: true });
+ *
+ * @example
+ * // A store that reads an injectable clock: lease and retention tests move it instead of sleeping.
+ * import { memoryStore } from '@payhook/core';
+ * import { storeConformance } from '@payhook/testing/store';
+ *
+ * let now = Date.now();
+ * storeConformance('memory', {
+ *   make: () => memoryStore({ now: () => now }),
+ *   shared: false,
+ *   advance: (ms) => {
+ *     now += ms;
+ *   },
+ * });
  */
 export function storeConformance(name: string, subject: StoreUnderTest): void {
+  const elapse = async (ms: number) => {
+    if (subject.advance) return subject.advance(ms);
+    // No clock to move: a real server's lease timeout is the thing under test, so wait for real.
+    await sleep(ms);
+  };
+
   describe(`store conformance: ${name}`, () => {
     let store: Store;
     const opened: Store[] = [];
@@ -92,7 +130,7 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       const k = key();
       const old = await store.claim(k, 150);
       if (old.status !== 'claimed') throw new Error('expected a claim');
-      await sleep(300);
+      await elapse(300);
       const next = await store.claim(k, 5_000);
       expect(next).toMatchObject({ status: 'claimed', attempt: 2 });
       if (next.status !== 'claimed') throw new Error('expected a claim');
@@ -108,9 +146,9 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       const k = key();
       const c = await store.claim(k, 300);
       if (c.status !== 'claimed') throw new Error('expected a claim');
-      await sleep(150);
+      await elapse(150);
       expect(await store.extend(k, c.token, 1_000)).toBe(true);
-      await sleep(300);
+      await elapse(300);
       expect((await store.claim(k, 5_000)).status).toBe('in-progress');
       expect(await store.complete(k, c.token)).toBe(true);
     });
@@ -121,7 +159,7 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       if (c.status !== 'claimed') throw new Error('expected a claim');
       expect(await store.complete(k, c.token, { ttlMs: 200 })).toBe(true);
       expect((await store.claim(k, 5_000)).status).toBe('done');
-      await sleep(400);
+      await elapse(400);
       expect(await store.get(k)).toBeUndefined();
       expect(await store.claim(k, 5_000)).toMatchObject({ status: 'claimed', attempt: 1 });
     });
