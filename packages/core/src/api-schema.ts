@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { paymentEventSchema } from './event-schema.js';
 import { EVENT_NAMES, TRANSACTION_STATUSES } from './lifecycle.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PaymentEventName } from './lifecycle.js';
 
 export { EVENT_NAMES, isPaymentEventName, type PaymentEventName } from './lifecycle.js';
