@@ -115,4 +115,12 @@ describe('the fast path answers as zod and secure-json-parse do', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('sends a tree deeper than the fast walk goes to secure-json-parse, which still finds a prototype key at the bottom', () => {
+    const deep = (inner: string) => '{"a":' + '['.repeat(200) + inner + ']'.repeat(200) + '}';
+    expect(String((parseEvent(deep('{"__proto__":{"x":1}}')) as { error: unknown }).error)).toMatch(/prototype/i);
+    const clean = parseEvent(deep('{"b":1}'));
+    expect('error' in clean && String(clean.error)).not.toMatch(/prototype/i); // misshapen, not polluted
+  });
 });
+
