@@ -32,12 +32,23 @@ const shape = {
 export const paymentEventSchema = z.looseObject(shape);
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** MONEY, by hand: 1 to 9 digits, a dot, 2 digits. */
+function isMoney(v: unknown): boolean {
+  if (typeof v !== 'string' || v.length < 4 || v.length > 12 || v.charCodeAt(v.length - 3) !== 46) return false;
+  for (let i = 0; i < v.length; i++) if (i !== v.length - 3 && !isDigit(v.charCodeAt(i))) return false;
+  return true;
+}
+/** CURRENCY, by hand: three capital letters. */
+const isCurrency = (v: unknown): boolean =>
+  typeof v === 'string' && v.length === 3 && isCapital(v.charCodeAt(0)) && isCapital(v.charCodeAt(1)) && isCapital(v.charCodeAt(2));
+const isCapital = (c: number) => c >= 65 && c <= 90;
 const isText = (v: unknown): v is string => typeof v === 'string';
 const isFilled = (v: unknown) => typeof v === 'string' && v.length > 0;
 
 /**
  * `paymentEventSchema.safeParse(value).success`, checked by hand: the hot path of every delivery.
- * It shares the schema's patterns and is tested for equivalence with it on generated payloads;
+ * It shares the schema's timestamp pattern, spells MONEY and CURRENCY out as loops, and is tested for equivalence with it on generated payloads;
  * when it says no, the receiver asks zod for the message.
  */
 export function isPaymentEventShape(v: unknown): boolean {
@@ -48,12 +59,9 @@ export function isPaymentEventShape(v: unknown): boolean {
     (v.mode === 'live' || v.mode === 'sandbox') &&
     isFilled(v.reference) &&
     isText(v.merchantReference) &&
-    isText(v.amount) &&
-    MONEY.test(v.amount) &&
-    isText(v.serviceFee) &&
-    MONEY.test(v.serviceFee) &&
-    isText(v.currency) &&
-    CURRENCY.test(v.currency) &&
+    isMoney(v.amount) &&
+    isMoney(v.serviceFee) &&
+    isCurrency(v.currency) &&
     isFilled(v.status) &&
     isText(v.paymentMethod) &&
     isObject(c) &&

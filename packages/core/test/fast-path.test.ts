@@ -35,7 +35,7 @@ const fieldValues: Record<string, fc.Arbitrary<unknown>> = {
   merchantReference: fc.oneof(fc.constant(''), anyValue),
   amount: fc.oneof(money, anyValue),
   serviceFee: fc.oneof(money, anyValue),
-  currency: fc.oneof(fc.constantFrom('ETB', 'etb', 'ET', 'ETBB', 'E1B'), anyValue),
+  currency: fc.oneof(fc.constantFrom('ETB', 'etb', 'ET', 'ETBB', 'E1B', '1TB', 'ET1', 'ETb', 'ET@', 'ET['), anyValue),
   status: fc.oneof(fc.constantFrom('', 'completed'), anyValue),
   paymentMethod: fc.oneof(fc.constant(''), anyValue),
   customer: fc.oneof(
