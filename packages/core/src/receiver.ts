@@ -59,7 +59,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const router = createEventRouter();
   const errorHandlers: ErrorHandler[] = [];
   const report = createReporter(o.logger, errorHandlers);
-  const settings: RunSettings = { ...o, ops: storeOps(o.store), router, deadlines: createDeadlines(o.clock), report };
+  const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: o.retentionMs } } as const;
+  const settings: RunSettings = { ...o, ops: storeOps(o.store), router, deadlines: createDeadlines(o.clock), report, doneRecord };
   const finish = (r: DeliveryReport) => answerOf(report(r));
 
   function pipeline(delivery: RawDelivery): Awaitable<ReceiverResult> {

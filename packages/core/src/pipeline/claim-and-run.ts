@@ -6,7 +6,7 @@ import { runHandlers, type EventRouter, type HandlerContext } from '../event-rou
 import type { PaymentEvent } from '../event-schema.js';
 import { isPaymentEventName } from '../lifecycle.js';
 import { andThen, attempt, isPromise, type Awaitable } from '../maybe-async.js';
-import type { ClaimResult, Outcome, StoreOps } from '../store.js';
+import type { ClaimResult, CompleteOptions, Outcome, StoreOps } from '../store.js';
 import { reportOf, type DeliveryFields, type DeliveryReport } from './outcome.js';
 import { checkRecord, type RecordClient } from './record-check.js';
 
@@ -22,6 +22,8 @@ export interface RunSettings {
   report: (r: DeliveryReport) => DeliveryReport;
   client: RecordClient | undefined;
   verifyBeforeHandling: boolean;
+  /** The options of every done record the receiver writes, made once. */
+  doneRecord: Readonly<Record<Outcome, CompleteOptions>>;
 }
 
 export interface RunInput {
@@ -170,7 +172,7 @@ function complete(s: RunSettings, ctx: HandlerContext, outcome: Outcome, fields:
   };
   let held: Awaitable<boolean>;
   try {
-    held = s.ops.complete(key, token, { outcome, ttlMs: s.retentionMs });
+    held = s.ops.complete(key, token, s.doneRecord[outcome]);
   } catch {
     return later();
   }
@@ -197,7 +199,7 @@ function completeLater(s: RunSettings, key: string, token: string, outcome: Outc
     tries += 1;
     // complete is idempotent for its token, so a first complete that landed but went unanswered is fine.
     void andThen(
-      attempt<boolean | { error: unknown }>(() => s.ops.complete(key, token, { outcome, ttlMs: s.retentionMs }), (error) => ({ error })),
+      attempt<boolean | { error: unknown }>(() => s.ops.complete(key, token, s.doneRecord[outcome]), (error) => ({ error })),
       (held) => {
         if (typeof held === 'object') {
           if (tries >= 8) return void late(held.error);
