@@ -96,6 +96,7 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
         const during: Reply = await post(survivor.port, body, headers);
         expect(`${during.status} ${during.outcome}`).toBe(c.during);
 
+        // Real wait: the killed process's lease lapses on Redis's or Postgres's own clock.
         await sleep(Math.max(0, claimedAt + LEASE_MS + 150 - Date.now()));
         const after = await post(survivor.port, body, headers);
         expect(`${after.status} ${after.outcome}`, survivor.stderr()).toBe(c.after);

@@ -3,16 +3,18 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from '@payhook/client';
 import { createReceiver, createReconciler, memoryStore, type PaymentEvent, type Receiver } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
+import { manualClock, type ManualClock } from '@payhook/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { merchants, SANDBOX_KEY, SECRET, start, validInput, type Started } from './reference/helpers.js';
 
 const MINUTE = 60_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const quiet = { info() {}, warn() {}, error() {} };
 
 interface Harness {
   ref: Started;
   receiver: Receiver;
+  /** The receiver's and its store's clock (the service has its own): budgets and leases move with it. */
+  clock: ManualClock;
   /** Effects that completed, as `reference event`. */
   effects: string[];
   /** Answer 503 at the door, as if the app were down. */
@@ -28,10 +30,14 @@ afterEach(async () => {
 });
 
 /** A merchant app (core receiver on a real socket) and the reference service delivering to it. */
-async function harness(configure: (receiver: Receiver, effects: string[]) => void = defaultHandlers, options: { budgetMs?: number } = {}) {
+async function harness(
+  configure: (receiver: Receiver, effects: string[], clock: ManualClock) => void = defaultHandlers,
+  options: { budgetMs?: number } = {},
+) {
   const effects: string[] = [];
-  const receiver = createReceiver({ secret: SECRET, store: memoryStore(), logger: quiet, budgetMs: options.budgetMs });
-  configure(receiver, effects);
+  const clock = manualClock();
+  const receiver = createReceiver({ secret: SECRET, store: memoryStore({ now: clock.now }), logger: quiet, budgetMs: options.budgetMs, clock });
+  configure(receiver, effects, clock);
   let down = false;
   const listener = toNodeListener(receiver);
   const app = http.createServer((req, res) => (down ? res.writeHead(503).end() : listener(req, res)));
@@ -43,6 +49,7 @@ async function harness(configure: (receiver: Receiver, effects: string[]) => voi
   const h: Harness = {
     ref,
     receiver,
+    clock,
     effects,
     setDown: (d) => void (down = d),
     async initializePaid(actions = ['pay']) {
@@ -108,10 +115,15 @@ describe('reconcile through verify and list', () => {
 
   it('recovers a handler that failed after its 202', async () => {
     let failures = 0;
+    let started!: () => void;
+    /** Resolves when the handler's next run starts. */
+    const nextRun = () => new Promise<void>((r) => (started = r));
+    const firstRun = nextRun();
     const h = await harness(
-      (receiver, effects) => {
+      (receiver, effects, clock) => {
         receiver.on('payment.success', async (event) => {
-          await sleep(150);
+          started();
+          await clock.sleep(150);
           if (failures++ === 0) throw new Error('the database went away after the 202');
           effects.push(`${event.reference} ${event.event}`);
         });
@@ -119,13 +131,21 @@ describe('reconcile through verify and list', () => {
       { budgetMs: 50 },
     );
     const reference = await h.initializePaid();
-    await h.ref.service.clock.advance(0);
+    const delivered = h.ref.service.clock.advance(0);
+    await firstRun;
+    await h.clock.advance(50); // the receiver's budget runs out while the handler runs: 202
+    await delivered;
     expect(h.ref.service.deliveries({ reference })[0]!.attempts.map((a) => a.status)).toEqual([202]);
-    await sleep(300);
+    await h.clock.advance(100); // the handler throws at 150, after its 202
     expect(h.effects).toEqual([]);
+    expect(await h.receiver.store.get(`sandbox:${reference}:payment.success`)).toMatchObject({ state: 'released' });
 
-    const run = await h.reconcile();
-    expect(run.recovered).toEqual([expect.objectContaining({ reference, outcome: 'processed' })]);
+    // The reconcile waits for the handler (no budget): its 150 virtual ms pass while it runs.
+    const secondRun = nextRun();
+    const run = h.reconcile();
+    await secondRun;
+    await h.clock.advance(150);
+    expect((await run).recovered).toEqual([expect.objectContaining({ reference, outcome: 'processed' })]);
     expect(h.effects).toEqual([`${reference} payment.success`]);
     expect((await h.reconcile()).recovered).toEqual([]);
   });
@@ -143,7 +163,9 @@ describe('reconcile through verify and list', () => {
     expect(during.inProgress).toEqual([expect.objectContaining({ reference, outcome: 'in-progress' })]);
     expect(h.effects).toEqual([]);
 
-    await sleep(400);
+    await h.clock.advance(299);
+    expect((await h.reconcile()).inProgress).toHaveLength(1);
+    await h.clock.advance(1); // the dead process's 300 ms lease runs out
     const after = await h.reconcile();
     expect(after.recovered).toEqual([expect.objectContaining({ reference, outcome: 'processed' })]);
     expect(await h.receiver.store.get(key)).toMatchObject({ state: 'done', attempt: 2 });

@@ -8,6 +8,8 @@ import { tcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const SECRET = 'whsec_store_down';
 const BUDGET_MS = 1_000;
+// Real time throughout this file: a real server going away and coming back (through a real TCP
+// proxy), its reconnection and its own lease clock are the things under test.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const redisUrl = await requireRedis();
@@ -70,7 +72,7 @@ for (const s of subjects) {
         seen.push(`${r.status} ${r.outcome}`);
         if (r.status < 300) return seen;
         if (Date.now() > until) throw new Error(`${s.name} did not come back: ${seen.join(', ')}`);
-        await sleep(250);
+        await sleep(250); // real wait: the real server reconnects and its lease lapses on its own clock
       }
     }
 
@@ -113,7 +115,7 @@ for (const s of subjects) {
       expect(down.ms).toBeLessThan(BUDGET_MS + 500);
       expect(errors.some((e) => e.outcome === 'store-unavailable' && e.reference === b.reference)).toBe(true);
 
-      await sleep(500);
+      await sleep(500); // real wait: the real server stays hung a while past the 503
       proxy.restore();
       // The claim sent into the hung connection may land once it answers: until its lease lapses
       // the retries get 409, then the event runs, once.

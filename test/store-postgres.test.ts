@@ -9,6 +9,8 @@ import { storeConformance } from '@payhook/testing/store';
 import { requirePostgres } from './services.js';
 
 const url = await requirePostgres();
+// Only for Postgres's own clock: leases and retention are timed by the server (clock_timestamp()),
+// which is the thing under test and which a test cannot move.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!url)('postgres', () => {
@@ -75,7 +77,7 @@ describe.skipIf(!url)('postgres', () => {
           const key = `takeover-${randomUUID()}`;
           const token = await claim(key, 100);
           if (round % 2) expect(await store.release(key, token)).toBe(true);
-          else await sleep(150);
+          else await sleep(150); // real wait: the 100 ms lease lapses on Postgres's clock
           const results = await Promise.all(Array.from({ length: 40 }, (_, i) => others[i % 4]!.claim(key, 5_000)));
           expect(results.filter((r) => r.status === 'claimed')).toEqual([expect.objectContaining({ attempt: 2 })]);
           expect(results.filter((r) => r.status === 'in-progress')).toHaveLength(39);
@@ -109,7 +111,7 @@ describe.skipIf(!url)('postgres', () => {
     it('does not run the effect for a token that lost its claim', async () => {
       const key = `tx-${randomUUID()}`;
       const old = await claim(key, 100);
-      await sleep(200);
+      await sleep(200); // real wait: the 100 ms lease lapses on Postgres's clock
       const next = await claim(key);
       await expect(insertEffect(createEvent('payment.success'), ctxFor(key, old))).rejects.toThrow(
         /^\[@payhook\/store-postgres\] the claim on .* is no longer held/,
@@ -139,7 +141,7 @@ describe.skipIf(!url)('postgres', () => {
       const kept = `purge-${randomUUID()}`;
       await short.complete(gone, await claim(gone), { ttlMs: 100 });
       await store.complete(kept, await claim(kept));
-      await sleep(200);
+      await sleep(200); // real wait: the 100 ms retention runs out on Postgres's clock
       expect(await store.get(gone)).toBeUndefined();
       expect(await store.get(kept)).toMatchObject({ state: 'done' });
       expect(await store.purgeExpired({ batchSize: 1 })).toBeGreaterThanOrEqual(1);

@@ -22,8 +22,7 @@ export interface AdapterUnderTest {
   keepingBytes?(logFile: string): Promise<Served>;
 }
 
-const [current, previous] = SCENARIO.secrets;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const [current] = SCENARIO.secrets;
 
 function readLog(file: string): LogLine[] {
   if (!existsSync(file)) return [];
@@ -33,13 +32,6 @@ const runsOf = (file: string, reference: string) =>
   readLog(file).filter((l): l is Extract<LogLine, { kind: 'run' }> => l.kind === 'run' && l.reference === reference);
 const reportsOf = (file: string, where: (r: Extract<LogLine, { kind: 'report' }>) => boolean) =>
   readLog(file).filter((l): l is Extract<LogLine, { kind: 'report' }> => l.kind === 'report' && where(l));
-
-async function waitFor<T>(read: () => T, ok: (value: T) => boolean, ms = 5_000): Promise<T> {
-  for (const until = Date.now() + ms; ; await sleep(25)) {
-    const value = read();
-    if (ok(value) || Date.now() > until) return value;
-  }
-}
 
 function server(start: (logFile: string) => Promise<Served>) {
   const at = { url: '', logFile: '', served: undefined as Served | undefined };
@@ -52,7 +44,13 @@ function server(start: (logFile: string) => Promise<Served>) {
   return at;
 }
 
-/** Every row of the status policy, over real HTTP, against one adapter. */
+/**
+ * What an adapter does, over real HTTP against the real framework: read the exact bytes (streamed,
+ * chunked, counted against the limit), cope with a body already read or parsed, pass the method
+ * and headers, and write the answer's status, headers and body; plus one delivery end to end.
+ * The pipeline's own rules (signature, payload, routing, dedupe, handler outcomes, budget) are
+ * tested once, where they live: packages/core/test/receiver.test.ts.
+ */
 export function adapterConformance(name: string, adapter: AdapterUnderTest): void {
   describe(`${name} adapter`, () => {
     const s = server(adapter.start);
@@ -62,87 +60,37 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       return send(s.url, { headers, body });
     };
 
-    it('runs a valid delivery once and answers 200; the same bytes again answer 200 and run nothing', async () => {
+    it('delivers end to end: the handler runs once and the answer is 200 with a JSON body', async () => {
       const event = createEvent('payment.success');
-      const first = await deliver(event);
-      expect([first.status, JSON.parse(first.text)]).toEqual([200, { outcome: 'processed' }]);
-      expect(first.headers['content-type']).toMatch(/^application\/json/);
-      const again = await deliver(event);
-      expect([again.status, JSON.parse(again.text)]).toEqual([200, { outcome: 'duplicate' }]);
-      expect(runsOf(s.logFile, event.reference)).toMatchObject([{ event: 'payment.success', attempt: 1 }]);
+      const res = await deliver(event);
+      expect([res.status, JSON.parse(res.text)]).toEqual([200, { outcome: 'processed' }]);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(runsOf(s.logFile, event.reference)).toMatchObject([{ event: 'payment.success', attempt: 1, secretIndex: 0 }]);
     });
 
-    it('runs success, refunding and refunded of one reference: three events, three runs', async () => {
-      const { reference } = createEvent('payment.success');
-      for (const event of ['payment.success', 'payment.refunding', 'payment.refunded'] as const) {
-        expect((await deliver(createEvent(event, { reference }))).status).toBe(200);
-      }
-      expect(runsOf(s.logFile, reference).map((r) => r.event)).toEqual(['payment.success', 'payment.refunding', 'payment.refunded']);
+    it('hands the receiver the bytes as sent: signed pretty-printed JSON runs; the same event re-serialised under that signature gets 401', async () => {
+      const event = createEvent('payment.success');
+      const original = JSON.stringify(event, null, 2);
+      const { headers } = signedBody(original, { secret: current! });
+      expect((await send(s.url, { headers, body: original })).status).toBe(200);
+      const res = await send(s.url, { headers, body: JSON.stringify(JSON.parse(original)) });
+      expect([res.status, JSON.parse(res.text)]).toEqual([401, { outcome: 'unauthorized' }]);
+      expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
     });
 
-    describe('answers 401 and runs nothing', () => {
+    it('answers 401 to a duplicated signature header, as the framework presents it, and runs nothing', async () => {
       const event = createEvent('payment.success');
       const body = JSON.stringify(event);
       const good = sign(body, current!);
-      it.each<[string, Record<string, string | string[]>]>([
-        ['without a signature', {}],
-        ['to a signature with another secret', { 'x-service-signature': sign(body, 'whsec_someone_else') }],
-        ['to a malformed signature', { 'x-service-signature': 'sha256=abc' }],
-        ['to upper-case hex digits', { 'x-service-signature': `sha256=${good.slice(7).toUpperCase()}` }],
-        ['to a duplicated signature header', { 'x-service-signature': [good, good] }],
-      ])('%s', async (_, signature) => {
-        const res = await send(s.url, { headers: { 'content-type': 'application/json', ...signature }, body });
-        expect([res.status, JSON.parse(res.text)]).toEqual([401, { outcome: 'unauthorized' }]);
-        expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
-      });
-
-      it('to a valid signature over a re-serialised body', async () => {
-        const original = JSON.stringify(event, null, 2);
-        const res = await send(s.url, {
-          headers: { 'content-type': 'application/json', 'x-service-signature': sign(original, current!) },
-          body: JSON.stringify(JSON.parse(original)),
-        });
-        expect(res.status).toBe(401);
-        expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
-      });
-    });
-
-    it.each([
-      ['malformed JSON', '{"event": "payment.success",'],
-      ['a payload that is not an event', JSON.stringify({ event: 'payment.success', reference: 'txn_not_an_event' })],
-    ])('answers 400 to %s under a valid signature', async (_, body) => {
-      const res = await deliver(body);
-      expect([res.status, JSON.parse(res.text)]).toEqual([400, { outcome: 'malformed' }]);
+      const res = await send(s.url, { headers: { 'content-type': 'application/json', 'x-service-signature': [good, good] }, body });
+      expect([res.status, JSON.parse(res.text)]).toEqual([401, { outcome: 'unauthorized' }]);
+      expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
     });
 
     it('answers 405 with Allow: POST to GET', async () => {
       const res = await send(s.url, { method: 'GET' });
       expect(res.status).toBe(405);
       expect(res.headers.allow).toBe('POST');
-    });
-
-    it('answers 200 to an event the service does not define, running nothing', async () => {
-      const event = { ...createEvent('payment.success'), event: 'payment.teleported' };
-      const res = await deliver(event);
-      expect([res.status, JSON.parse(res.text)]).toEqual([200, { outcome: 'ignored' }]);
-      expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
-    });
-
-    it('answers 500 when a handler throws, without its error text, and runs it again on redelivery', async () => {
-      const event = createEvent('payment.success', { merchantReference: 'throw-once' });
-      const first = await deliver(event);
-      expect([first.status, JSON.parse(first.text)]).toEqual([500, { outcome: 'failed' }]);
-      const retry = await deliver(event);
-      expect([retry.status, JSON.parse(retry.text)]).toEqual([200, { outcome: 'processed' }]);
-      expect(runsOf(s.logFile, event.reference).map((r) => r.attempt)).toEqual([1, 2]);
-    });
-
-    it('answers 200 to a NonRetriableError, reports it, and does not run it again', async () => {
-      const event = createEvent('payment.success', { merchantReference: 'reject' });
-      expect(JSON.parse((await deliver(event)).text)).toEqual({ outcome: 'rejected' });
-      expect((await deliver(event)).status).toBe(200);
-      expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
-      expect(reportsOf(s.logFile, (r) => r.reference === event.reference && r.outcome === 'rejected')[0]?.error).toBe('planned rejection');
     });
 
     it('answers 413 to a signed body over maxBodyBytes, and runs nothing', async () => {
@@ -165,39 +113,6 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       const res = await send(s.url, { headers, chunks: [bytes.subarray(0, 100), bytes.subarray(100)] });
       expect(res.status).toBe(200);
       expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
-    });
-
-    it('runs 20 concurrent duplicates once, answering none of them 5xx', async () => {
-      const event = createEvent('payment.success', { merchantReference: 'hold' });
-      const statuses = (await Promise.all(Array.from({ length: 20 }, () => deliver(event)))).map((r) => r.status);
-      expect(statuses.every((code) => code === 200 || code === 409)).toBe(true);
-      expect(statuses).toContain(200);
-      expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
-    });
-
-    it('answers 202 at the budget, 409 while the handler runs, and records its outcome for the redelivery', async () => {
-      const event = createEvent('payment.success', { merchantReference: 'slow' });
-      const first = await deliver(event);
-      expect([first.status, JSON.parse(first.text)]).toEqual([202, { outcome: 'accepted' }]);
-      expect(first.ms).toBeGreaterThanOrEqual(SCENARIO.budgetMs - 50);
-      expect(first.ms).toBeLessThan(SCENARIO.slowMs);
-      expect((await deliver(event)).status).toBe(409);
-      const late = await waitFor(
-        () => reportsOf(s.logFile, (r) => r.reference === event.reference && r.late === true),
-        (found) => found.length > 0,
-      );
-      expect(late).toMatchObject([{ outcome: 'processed', status: 200 }]);
-      expect(JSON.parse((await deliver(event)).text)).toEqual({ outcome: 'duplicate' });
-      expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
-    });
-
-    it('accepts the previous secret during a rotation, and says which one matched', async () => {
-      const old = createEvent('payment.success');
-      const now = createEvent('payment.success');
-      expect((await deliver(old, previous)).status).toBe(200);
-      expect((await deliver(now, current)).status).toBe(200);
-      expect(runsOf(s.logFile, old.reference)).toMatchObject([{ secretIndex: 1 }]);
-      expect(runsOf(s.logFile, now.reference)).toMatchObject([{ secretIndex: 0 }]);
     });
 
     describe('with the framework\'s JSON body parser mounted first', () => {
@@ -247,7 +162,6 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
           const { headers } = signedBody(body, { secret: current! });
           expect((await send(k.url, { headers, body })).status).toBe(200);
           expect((await send(k.url, { headers, body: JSON.stringify(event) })).status).toBe(401);
-          expect(JSON.parse((await send(k.url, { headers, body })).text)).toEqual({ outcome: 'duplicate' });
           expect(runsOf(k.logFile, event.reference)).toHaveLength(1);
         });
       });

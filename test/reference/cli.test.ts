@@ -14,23 +14,38 @@ beforeAll(() => {
   expect(build.status, build.stderr + build.stdout).toBe(0);
 }, 120_000);
 
-function run(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function run(args: string[]): { child: ChildProcess; output: () => string; printed: (pattern: RegExp) => Promise<RegExpExecArray>; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const readers = new Set<() => void>();
+  const read = (c: Buffer) => {
+    output += c.toString();
+    for (const r of readers) r();
+  };
+  child.stdout!.on('data', read);
+  child.stderr!.on('data', read);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  /** Resolves as soon as the output matches `pattern` (read on each chunk, no polling); rejects if the process exits first. */
+  const printed = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const m = pattern.exec(output);
+        if (m) {
+          readers.delete(check);
+          resolve(m);
+        }
+      };
+      readers.add(check);
+      check();
+      void exited.then(() => reject(new Error(`exited without printing ${pattern}: ${output}`)));
+    });
+  return { child, output: () => output, printed, exited };
 }
 
+/** The URL from the banner, once all of it (up to its last line, the callback URL) was printed. */
 async function urlOf(p: ReturnType<typeof run>): Promise<string> {
-  // Generous: on a loaded machine Node alone can take seconds to start.
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
-    const m = /listening on (http:\/\/\S+)/.exec(p.output());
-    if (m) return m[1]!;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`no URL printed: ${p.output()}`);
+  await p.printed(/callback URL/);
+  return /listening on (http:\/\/\S+)/.exec(p.output())![1]!;
 }
 
 describe('payhook-reference serve', () => {

@@ -1,5 +1,5 @@
 import { createClock, createReferenceService } from '@payhook/reference';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 const body = JSON.stringify({ amount: '1.00', currencyCode: 'USD', customerPhone: '+251712345678', merchantReference: 'in-process' });
 
@@ -48,7 +48,13 @@ describe('clock', () => {
     });
     const cancel = clock.at(1_150, () => fired.push('cancelled'));
     cancel();
-    await new Promise((r) => setTimeout(r, 20));
+    // Wall time passes (vitest's fake timers: Date and timers move 20 ms); the manual clock does not.
+    vi.useFakeTimers();
+    try {
+      await vi.advanceTimersByTimeAsync(20);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(clock.now()).toBe(1_000);
     expect(fired).toEqual([]);
     await clock.advance(250);
@@ -59,15 +65,23 @@ describe('clock', () => {
   });
 
   it('real time plus the advanced offset', async () => {
-    const clock = createClock();
-    const before = Date.now();
-    await clock.advance(60_000);
-    expect(clock.now() - before).toBeGreaterThanOrEqual(60_000);
-    expect(clock.now() - before).toBeLessThan(65_000);
-    let fired = false;
-    clock.at(clock.now() + 20, () => (fired = true));
-    await new Promise((r) => setTimeout(r, 80));
-    expect(fired).toBe(true);
-    clock.close();
+    // Real time is vitest's fake Date and timers here, so every figure is exact.
+    vi.useFakeTimers({ now: Date.parse('2030-01-01T00:00:00.000Z') });
+    try {
+      const clock = createClock();
+      const before = Date.now();
+      await clock.advance(60_000);
+      expect(clock.now() - before).toBe(60_000);
+      let fired = false;
+      clock.at(clock.now() + 20, () => (fired = true));
+      await vi.advanceTimersByTimeAsync(19);
+      expect(fired).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(fired).toBe(true);
+      expect(clock.now() - before).toBe(60_020);
+      clock.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -103,10 +103,17 @@ describe('API keys are never stored or shown in plain text', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    let bannerPrinted!: () => void;
+    // Read on each chunk, no polling: the banner's last line is the callback URL (or the process exits first).
+    const banner = new Promise<void>((r) => (bannerPrinted = r));
+    const read = (d: Buffer) => {
+      output += d;
+      if (/callback URL/.test(output)) bannerPrinted();
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
     const exited = new Promise((resolve) => child.on('exit', resolve));
-    for (let i = 0; i < 400 && !/callback URL/.test(output); i++) await new Promise((r) => setTimeout(r, 25));
+    await Promise.race([banner, exited]);
     child.kill('SIGTERM');
     await exited;
     expect(output).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);

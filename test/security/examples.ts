@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+// Used only to wait for another process's build lock: the time another process takes cannot be moved.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const EXAMPLES = ['express', 'fastify', 'hono', 'next'] as const;
@@ -60,16 +61,27 @@ export async function startExample(name: ExampleName, env: Record<string, string
     process.kill(-child.pid!, 'SIGTERM');
     await exited;
   };
-  const deadline = Date.now() + readyWithinMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`examples/${name} exited (${child.exitCode}):\n${output}`);
-    const res = await fetch(`${url}/orders/none`).catch(() => undefined);
-    if (res?.status === 404) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`examples/${name} did not answer within ${readyWithinMs} ms:\n${output}`);
-    }
-    await sleep(200);
+  // Ready once the process says it listens (the examples' announce(), next start's "Ready in"):
+  // read on each chunk of its output, no polling; then one request shows it serves.
+  const ready = await new Promise<boolean>((resolve, reject) => {
+    const timer = setTimeout(() => resolve(false), readyWithinMs);
+    const check = () => {
+      if (/listening on http|Ready in/.test(output)) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`examples/${name} exited (${code}):\n${output}`));
+    });
+  });
+  const res = ready ? await fetch(`${url}/orders/none`).catch(() => undefined) : undefined;
+  if (res?.status !== 404) {
+    await stop();
+    throw new Error(`examples/${name} did not answer within ${readyWithinMs} ms (got ${res?.status ?? 'no answer'}):\n${output}`);
   }
   return { url, output: () => output, stop };
 }
@@ -119,6 +131,7 @@ export async function buildNextExample(): Promise<string> {
       const held = statSync(lock, { throwIfNoEntry: false });
       if (held && Date.now() - held.mtimeMs > 300_000) rmSync(lock, { recursive: true, force: true });
       if (Date.now() > until) throw new Error('[payhook tests] gave up waiting for the Next example build lock');
+      // Real wait: another process (a `next build` in another test file) holds the lock.
       await sleep(500);
       continue;
     }

@@ -75,6 +75,7 @@ async function attack(name: ExampleName) {
     // advance() gives a delivery 1 s of real time; a slow first answer is recorded a little later.
     let attempt = ref.service.deliveries({ reference: init.json.data.reference })[0]?.attempts[0];
     while (!attempt && performance.now() - started < 10_000) {
+      // Real wait: the answer comes over a real socket from a real server under attack.
       await new Promise((r) => setTimeout(r, 20));
       attempt = ref.service.deliveries({ reference: init.json.data.reference })[0]?.attempts[0];
     }
@@ -92,6 +93,7 @@ async function attack(name: ExampleName) {
     const deliveries: Awaited<ReturnType<typeof deliver>>[] = [];
     for (let i = 0; performance.now() - t0 < WINDOW_MS; i++) {
       deliveries.push(await deliver(`${name}-slowloris-${i}`));
+      // Real pacing: the servers' own header and request timeouts (real time) are what is tested.
       await new Promise((r) => setTimeout(r, 200));
     }
     const open = tricklers.filter((t) => t.closedAt === null).length;

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createEvent, newReference, signedBody, signedRequest } from '@payhook/testing';
+import { createEvent, manualClock, newReference, signedBody, signedRequest } from '@payhook/testing';
 import {
   createReceiver,
   memoryStore,
@@ -12,8 +12,17 @@ import {
 } from '../src/index.js';
 
 const secret = 'whsec_receiver_test';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const quiet = { info() {}, warn() {}, error() {} };
+
+/** A promise and whether it has settled yet: what has not happened by a point in virtual time. */
+function watch<T>(promise: Promise<T>) {
+  const w = { settled: false, promise };
+  promise.then(
+    () => (w.settled = true),
+    () => (w.settled = true),
+  );
+  return w;
+}
 
 function setup(options: Partial<ReceiverOptions> = {}) {
   const store = options.store ?? memoryStore();
@@ -80,6 +89,7 @@ describe('the receiver pipeline', () => {
       ['missing', {}],
       ['wrong', { 'x-service-signature': sign(body, 'another-secret') }],
       ['malformed', { 'x-service-signature': 'sha256=abc' }],
+      ['upper-case hex digits', { 'x-service-signature': `sha256=${good.slice(7).toUpperCase()}` }],
       ['without prefix', { 'x-service-signature': good.slice(7) }],
       ['upper-case header name (still the same header), wrong value', { 'X-SERVICE-SIGNATURE': 'sha256=' + '1'.repeat(64) }],
     ])('%s', async (_, headers) => {
@@ -270,69 +280,95 @@ describe('the receiver pipeline', () => {
     expect(calls).toBe(1);
   });
 
-  it('answers 202 within budget + 100 ms to a slow handler, and records its outcome later', async () => {
-    const store = memoryStore();
-    const receiver = createReceiver({ secret, store, budgetMs: 200, logger: quiet });
-    let finish!: () => void;
-    const done = new Promise<void>((r) => (finish = r));
-    receiver.on('payment.success', async () => {
-      await sleep(600);
-      finish();
-    });
-    const event = createEvent('payment.success');
-    const key = `sandbox:${event.reference}:payment.success`;
-    const started = performance.now();
-    const res = await receiver.handle(signedRequest(event, { secret }));
-    const took = performance.now() - started;
-    expect(res.status).toBe(202);
-    expect(took).toBeGreaterThanOrEqual(195);
-    expect(took).toBeLessThan(300);
-    expect(await store.get(key)).toMatchObject({ state: 'claimed' });
-    // A duplicate during the run is told to come back later.
-    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(409);
-    await done;
-    await sleep(20);
-    expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok' });
-  });
-
-  it('keeps the claim alive past its lease while a slow handler runs', async () => {
-    const store = memoryStore();
-    const receiver = createReceiver({ secret, store, budgetMs: 50, leaseMs: 150, logger: quiet });
+  // Time below is the receiver's injected clock: the budget, the keep-alive and the handlers'
+  // durations are exact virtual milliseconds, and nothing waits for real.
+  it('answers 202 exactly when the budget runs out, 409 to a copy while the handler runs, then records and reports its outcome', async () => {
+    const clock = manualClock(0);
+    const { receiver, store, reports } = setup({ store: memoryStore({ now: clock.now }), budgetMs: 200, clock });
     let runs = 0;
     receiver.on('payment.success', async () => {
       runs += 1;
-      await sleep(600);
+      await clock.sleep(600);
     });
     const event = createEvent('payment.success');
-    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(202);
-    await sleep(400);
+    const key = `sandbox:${event.reference}:payment.success`;
+    const answer = watch(receiver.handle(signedRequest(event, { secret })));
+    await clock.advance(199);
+    expect(answer.settled).toBe(false);
+    await clock.advance(1);
+    const res = await answer.promise;
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ outcome: 'accepted' });
+    expect(await store.get(key)).toMatchObject({ state: 'claimed' });
+    // A duplicate during the run is told to come back later.
     expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(409);
-    await sleep(300);
+    await clock.advance(399);
+    expect(await store.get(key)).toMatchObject({ state: 'claimed' });
+    await clock.advance(1); // t = 600: the handler returns
+    expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok' });
+    expect(reports.filter((r) => r.late)).toEqual([
+      expect.objectContaining({ outcome: 'processed', status: 200, late: true, reference: event.reference }),
+    ]);
+    // The service's redelivery of the 202'd event finds it done.
+    expect(await (await receiver.handle(signedRequest(event, { secret }))).json()).toEqual({ outcome: 'duplicate' });
+    expect(runs).toBe(1);
+  });
+
+  it('keeps the claim alive past its lease while a slow handler runs', async () => {
+    const clock = manualClock(0);
+    const store = memoryStore({ now: clock.now });
+    const receiver = createReceiver({ secret, store, budgetMs: 50, leaseMs: 150, clock, logger: quiet });
+    let runs = 0;
+    receiver.on('payment.success', async () => {
+      runs += 1;
+      await clock.sleep(600);
+    });
+    const event = createEvent('payment.success');
+    const answer = receiver.handle(signedRequest(event, { secret }));
+    await clock.advance(50);
+    expect((await answer).status).toBe(202);
+    // t = 400: the 150 ms lease taken at 0 would have lapsed at 150 without the keep-alive (every 50 ms).
+    await clock.advance(350);
+    expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'claimed', leaseExpiresAt: 550 });
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(409);
+    await clock.advance(300);
     expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     expect(runs).toBe(1);
   });
 
   it('releases the claim and reports a handler that fails after its 202', async () => {
-    const store = memoryStore();
+    const clock = manualClock(0);
+    const store = memoryStore({ now: clock.now });
     const late: DeliveryReport[] = [];
-    const receiver = createReceiver({ secret, store, budgetMs: 50, logger: quiet }).onError((_, r) => late.push(r));
+    const receiver = createReceiver({ secret, store, budgetMs: 50, clock, logger: quiet }).onError((_, r) => late.push(r));
     receiver.on('payment.success', async () => {
-      await sleep(150);
+      await clock.sleep(150);
       throw new Error('boom');
     });
     const event = createEvent('payment.success');
-    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(202);
-    await sleep(250);
+    const answer = receiver.handle(signedRequest(event, { secret }));
+    await clock.advance(50);
+    expect((await answer).status).toBe(202);
+    await clock.advance(99);
+    expect(late).toEqual([]);
+    await clock.advance(1); // t = 150: the handler throws
     expect(late).toEqual([expect.objectContaining({ outcome: 'failed', late: true, reference: event.reference })]);
     expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'released' });
   });
 
   it('runs the handler once for 20 concurrent deliveries of the same bytes, with no 5xx', async () => {
-    const { receiver } = setup();
+    // The run holds until the 19 copies were answered, so every copy arrives while it runs.
+    let refused = 0;
+    let othersAnswered!: () => void;
+    const held = new Promise<void>((r) => (othersAnswered = r));
+    const count = (_: string, r: DeliveryReport) => {
+      if (r.outcome === 'in-progress' && ++refused === 19) othersAnswered();
+    };
+    const receiver = createReceiver({ secret, logger: { ...quiet, warn: count } });
     let runs = 0;
     receiver.on('payment.success', async () => {
       runs += 1;
-      await sleep(30);
+      await held;
     });
     const body = JSON.stringify(createEvent('payment.success'));
     const { headers } = signedBody(body, { secret });
@@ -377,33 +413,42 @@ describe('the receiver pipeline', () => {
   });
 
   it('keeps trying to record a done event when the store fails after the handler ran, so a copy never runs it twice', async () => {
-    const inner = memoryStore();
+    const clock = manualClock(0);
+    const inner = memoryStore({ now: clock.now });
     let failures = 2;
     const flaky: Store = {
       ...inner,
       complete: (k, t, o) => (failures-- > 0 ? Promise.reject(new Error('connection timeout')) : inner.complete(k, t, o)),
     };
-    const { receiver, runs } = setup({ store: flaky });
+    const { receiver, runs } = setup({ store: flaky, clock });
     const event = createEvent('payment.success');
+    const key = `sandbox:${event.reference}:payment.success`;
     expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     // A copy while the record is being retried: the claim is still held, so it is told to come back.
     expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(409);
-    await sleep(1_200);
-    expect(await inner.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'done', outcome: 'ok' });
+    // Retried in the background 250 ms after the failed write (fails again), then 500 ms after that.
+    await clock.advance(250);
+    expect(await inner.get(key)).toMatchObject({ state: 'claimed' });
+    await clock.advance(499);
+    expect(await inner.get(key)).toMatchObject({ state: 'claimed' });
+    await clock.advance(1);
+    expect(await inner.get(key)).toMatchObject({ state: 'done', outcome: 'ok' });
     expect(await (await receiver.handle(signedRequest(event, { secret }))).json()).toEqual({ outcome: 'duplicate' });
     expect(runs).toHaveLength(1);
   });
 
-  it('answers 503 within the budget when the store hangs, and gives a late claim back', async () => {
-    const inner = memoryStore();
-    const slow: Store = { ...inner, claim: async (k, l) => (await sleep(400), inner.claim(k, l)) };
-    const receiver = createReceiver({ secret, store: slow, budgetMs: 100, logger: quiet }).on('payment.success', () => {});
+  it('answers 503 exactly at the budget when the store hangs, and gives a late claim back', async () => {
+    const clock = manualClock(0);
+    const inner = memoryStore({ now: clock.now });
+    const slow: Store = { ...inner, claim: async (k, l) => (await clock.sleep(400), inner.claim(k, l)) };
+    const receiver = createReceiver({ secret, store: slow, budgetMs: 100, clock, logger: quiet }).on('payment.success', () => {});
     const event = createEvent('payment.success');
-    const started = performance.now();
-    const res = await receiver.handle(signedRequest(event, { secret }));
-    expect(res.status).toBe(503);
-    expect(performance.now() - started).toBeLessThan(200);
-    await sleep(500);
+    const answer = watch(receiver.handle(signedRequest(event, { secret })));
+    await clock.advance(99);
+    expect(answer.settled).toBe(false);
+    await clock.advance(1);
+    expect((await answer.promise).status).toBe(503);
+    await clock.advance(300); // t = 400: the claim lands after the 503
     expect(await inner.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'released' });
   });
 

@@ -21,3 +21,4 @@ export {
   type TestReferenceService,
 } from './reference-service.js';
 export { payhookMatchers, type MatcherContext, type MatcherResult, type PayhookMatchers, type ProcessedOptions } from './matchers.js';
+export { manualClock, type ManualClock, type ManualTimer } from './manual-clock.js';

@@ -1,32 +1,53 @@
 import express from 'express';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { createReceiver, createReconciler, memoryStore, type Receiver } from '@payhook/core';
+import { createReceiver, createReconciler, memoryStore, type DeliveryReport, type Receiver } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import { payhookExpress } from '@payhook/express';
 import { payhookHono } from '@payhook/hono';
-import { connect, payhookMatchers, recordRuns, startReferenceService, type TestReferenceService } from '@payhook/testing';
+import { connect, manualClock, payhookMatchers, recordRuns, startReferenceService, type ManualClock, type TestReferenceService } from '@payhook/testing';
 
 expect.extend(payhookMatchers);
 
 const quiet = { info() {}, warn() {}, error() {} };
 const MINUTE = 60_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+interface ShopOptions {
+  budgetMs?: number;
+  fail?: number;
+  verify?: boolean;
+  /** The receiver's clock; `delayMs` is measured on it. */
+  clock?: ManualClock;
+  /** How long each run takes, in virtual ms of `clock`. */
+  delayMs?: number;
+  /** Hold the first run until this many copies were refused as in progress (409), so they overlap it. */
+  holdUntilRefused?: number;
+}
 
 /** A merchant app on Express whose receiver uses the service's secret; every run is recorded. */
-function shopFor(ref: TestReferenceService, options: { budgetMs?: number; fail?: number; verify?: boolean; delayMs?: number } = {}) {
+function shopFor(ref: TestReferenceService, options: ShopOptions = {}) {
   const runs = recordRuns();
   const effects: string[] = [];
   let failures = options.fail ?? 0;
+  let started!: () => void;
+  /** Resolves once a handler run has started (the budget's deadline is set by then). */
+  const running = new Promise<void>((r) => (started = r));
+  let refused = 0;
+  let release!: () => void;
+  const othersRefused = new Promise<void>((r) => (release = r));
+  const warn = (_: string, r: DeliveryReport) => void (r.outcome === 'in-progress' && ++refused === options.holdUntilRefused && release());
+  const { clock } = options;
   const receiver: Receiver = createReceiver({
     secret: ref.webhookSecret,
-    store: memoryStore(),
-    logger: quiet,
+    store: memoryStore({ now: clock?.now }),
+    logger: { ...quiet, warn },
     budgetMs: options.budgetMs,
     client: ref.client,
+    clock,
   }).onAny(
     runs.track(async (event) => {
-      if (options.delayMs) await sleep(options.delayMs);
+      started();
+      if (options.holdUntilRefused) await othersRefused;
+      if (options.delayMs) await clock!.sleep(options.delayMs);
       if (failures-- > 0) throw new Error('the database is down');
       effects.push(event.event);
     }),
@@ -34,13 +55,13 @@ function shopFor(ref: TestReferenceService, options: { budgetMs?: number; fail?:
   );
   const app = express();
   app.all('/webhooks', payhookExpress(receiver));
-  return { app, receiver, runs, effects };
+  return { app, receiver, runs, effects, running };
 }
 
 describe('startReferenceService', () => {
   it('five duplicate deliveries of a payment give one effect', async () => {
     await using ref = await startReferenceService();
-    const shop = shopFor(ref, { delayMs: 20 });
+    const shop = shopFor(ref, { holdUntilRefused: 4 });
     await ref.deliverTo(shop.app);
     const { reference } = await ref.createTransaction();
     await ref.addFault({ type: 'duplicate', times: 4, reference });
@@ -94,11 +115,17 @@ describe('startReferenceService', () => {
 
   it('a slow handler gets 202 from the receiver, and the service counts it delivered', async () => {
     await using ref = await startReferenceService();
-    const shop = shopFor(ref, { budgetMs: 50, delayMs: 300 });
+    const clock = manualClock();
+    const shop = shopFor(ref, { budgetMs: 50, clock, delayMs: 300 });
     await ref.deliverTo(shop.app);
     const { reference } = await ref.createTransaction();
-    await ref.pay(reference);
+    const paid = ref.pay(reference);
+    await shop.running;
+    await clock.advance(50); // the receiver's budget runs out: 202
+    await paid;
     expect(ref.deliveries({ reference })[0]).toMatchObject({ state: 'delivered', attempts: [{ status: 202 }] });
+    await expect(shop).not.toHaveProcessedExactlyOnce(reference, 'payment.success'); // still running
+    await clock.advance(250); // the handler ends at 300
     await shop.runs.settled();
     await expect(shop).toHaveProcessedExactlyOnce(reference, 'payment.success');
   });

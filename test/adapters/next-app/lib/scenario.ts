@@ -1,15 +1,10 @@
 import { appendFileSync } from 'node:fs';
-import { createReceiver, NonRetriableError, type DeliveryReport, type Receiver } from '@payhook/core';
+import { createReceiver, type DeliveryReport, type Receiver } from '@payhook/core';
 
 /** The receiver every adapter is tested with, and the Next app runs. */
 export const SCENARIO = {
   secrets: ['whsec_conformance_current', 'whsec_conformance_previous'],
-  budgetMs: 800,
   maxBodyBytes: 4096,
-  /** How long a 'slow' handler takes: past the budget, so the answer is 202. */
-  slowMs: 1600,
-  /** How long a 'hold' handler takes: long enough for concurrent duplicates to overlap. */
-  holdMs: 100,
 } as const;
 
 /** One line of the log file: a handler run, or an outcome the receiver reported. */
@@ -17,12 +12,10 @@ export type LogLine =
   | { kind: 'run'; reference: string; event: string; merchantReference: string; secretIndex: number | null; attempt: number }
   | { kind: 'report'; outcome: string; status: number; reference?: string; late?: boolean; error?: string };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
- * The receiver of the scenario. Handlers behave by `merchantReference`: 'throw-once' throws on
- * the first attempt, 'reject' throws NonRetriableError, 'slow' outlasts the budget, 'hold' waits
- * a little. Runs and reports are appended as JSON lines to `logFile`, which the tests read.
+ * The receiver of the scenario: its handler records each run, and runs and reports are appended
+ * as JSON lines to `logFile`, which the tests read. What handlers do (throw, outlast the budget,
+ * overlap) is the pipeline's business and is tested in packages/core/test/receiver.test.ts.
  */
 export function scenarioReceiver(logFile: string | undefined): Receiver {
   const write = (line: LogLine) => {
@@ -39,16 +32,10 @@ export function scenarioReceiver(logFile: string | undefined): Receiver {
     });
   return createReceiver({
     secret: [...SCENARIO.secrets],
-    budgetMs: SCENARIO.budgetMs,
     maxBodyBytes: SCENARIO.maxBodyBytes,
     logger: { info: log, warn: log, error: log },
-  }).onAny(async (event, ctx) => {
-    const behaviour = event.merchantReference;
-    if (behaviour === 'slow') await sleep(SCENARIO.slowMs);
-    if (behaviour === 'hold') await sleep(SCENARIO.holdMs);
+  }).onAny((event, ctx) => {
     const { reference, merchantReference } = event;
     write({ kind: 'run', reference, event: event.event, merchantReference, secretIndex: ctx.secretIndex, attempt: ctx.attempt });
-    if (behaviour === 'throw-once' && ctx.attempt === 1) throw new Error('planned failure on the first attempt');
-    if (behaviour === 'reject') throw new NonRetriableError('planned rejection');
   });
 }
