@@ -437,6 +437,28 @@ describe('the receiver pipeline', () => {
     expect(runs).toHaveLength(1);
   });
 
+  it('retries the done record inside a short lease, after extending it, so the lease never lapses between tries', async () => {
+    const clock = manualClock(0);
+    const inner = memoryStore({ now: clock.now });
+    let failures = 1;
+    const flaky: Store = {
+      ...inner,
+      complete: (k, t, o) => (failures-- > 0 ? Promise.reject(new Error('connection timeout')) : inner.complete(k, t, o)),
+    };
+    const { receiver, runs } = setup({ store: flaky, clock, budgetMs: 50, leaseMs: 150 });
+    const event = createEvent('payment.success');
+    const key = `sandbox:${event.reference}:payment.success`;
+    expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
+    // The first retry comes at leaseMs / 3, not after the lease (150 ms) has run out.
+    await clock.advance(49);
+    expect(await inner.get(key)).toMatchObject({ state: 'claimed' });
+    await clock.advance(1);
+    expect(await inner.get(key)).toMatchObject({ state: 'done', outcome: 'ok' });
+    await clock.advance(150);
+    expect(await (await receiver.handle(signedRequest(event, { secret }))).json()).toEqual({ outcome: 'duplicate' });
+    expect(runs).toHaveLength(1);
+  });
+
   it('answers 503 exactly at the budget when the store hangs, and gives a late claim back', async () => {
     const clock = manualClock(0);
     const inner = memoryStore({ now: clock.now });

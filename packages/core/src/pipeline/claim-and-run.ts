@@ -203,13 +203,17 @@ function completeLater(s: RunSettings, key: string, token: string, outcome: Outc
       (held) => {
         if (typeof held === 'object') {
           if (tries >= 8) return void late(held.error);
-          void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
-          s.clock.setTimeout(retry, Math.min(s.leaseMs / 3, 250 * 2 ** tries));
+          keepAndRetry();
         } else if (!held) {
           late(new Error(`[@payhook/core] the claim on ${key} was lost before its done record could be written; the event may run again.`));
         }
       },
     );
   };
-  s.clock.setTimeout(retry, 250);
+  // Extend the claim first and retry well inside the lease, so it cannot lapse between tries and let a copy run.
+  const keepAndRetry = () => {
+    void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
+    s.clock.setTimeout(retry, Math.min(s.leaseMs / 3, 250 * 2 ** tries));
+  };
+  keepAndRetry();
 }
