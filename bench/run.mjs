@@ -6,7 +6,9 @@
 //
 // .mjs files run with node, .ts files with the workspace's tsx. Each writes its own section of
 // BENCHMARKS.md. They run in the order of ORDER (core, http, stores, reference, memory); any other
-// benchmark file added under bench/ runs after them, by name.
+// benchmark file added under bench/ runs after them, by name. callgrind.mjs runs with --write (it
+// writes only when asked), and is skipped where valgrind is not installed; it takes the longest
+// (about a quarter of an hour: every row runs twice under valgrind).
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import os from 'node:os';
@@ -26,12 +28,18 @@ if (files.length === 0) {
   console.error(`[bench] nothing matches ${filters.join(', ')}`);
   process.exit(1);
 }
+const EXTRA_ARGS = { 'callgrind.mjs': ['--write'] };
+const hasValgrind = () => spawnSync('valgrind', ['--version']).status === 0;
 let failed = 0;
 for (const f of files) {
   const file = path.join(here, f);
+  if (f === 'callgrind.mjs' && !hasValgrind()) {
+    console.log(`\n[bench] ${f} skipped: valgrind is not installed`);
+    continue;
+  }
   const [cmd, args] = f.endsWith('.ts')
     ? [path.join(root, 'node_modules/.bin/tsx'), [file]]
-    : [process.execPath, [file]];
+    : [process.execPath, [file, ...(EXTRA_ARGS[f] ?? [])]];
   console.log(`\n[bench] ${f} (load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')})`);
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) {

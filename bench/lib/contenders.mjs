@@ -11,6 +11,24 @@ const MASK = N - 1;
 // < N: a key is evicted (LRU) after 1024 newer keys and comes back after 4095, so every delivery is new.
 export const STORE_MAX = 1024;
 
+/** What each contender is, for the tables; `async`: its function returns a promise to await. */
+export const ROWS = {
+  process: { label: 'payhook `adapterOf(receiver).process` (Buffer body, memory store)', async: true },
+  processNoStore: { label: 'payhook `process` on a store that does nothing (what deduplication costs: not a configuration to run)', async: true },
+  floor: { label: 'floor: HMAC + timingSafeEqual + JSON.parse (Buffer body)' },
+  octokit: { label: '@octokit/webhooks `verifyAndReceive` (string payload)', async: true },
+  stripe: { label: 'stripe `webhooks.constructEvent` (Buffer body)' },
+  svix: { label: 'svix `new Webhook(secret).verify` (Buffer body)' },
+  handle: { label: 'payhook `receiver.handle(new Request(...))`, Response read', async: true },
+  webStandard: { label: 'web-standard cost alone: Request built and read, Response built and read', async: true },
+};
+
+/** stripe and svix, imported only where they are measured (they are slow to load under valgrind). */
+export async function loadPeers() {
+  const [{ default: Stripe }, { Webhook }] = await Promise.all([import('stripe'), import('svix')]);
+  return { Stripe, Svix: Webhook };
+}
+
 /** The deliveries: bytes as they come off the wire, the same as strings (Octokit only takes strings), signatures, ids. */
 export function makeDeliveries() {
   const bodies = [];
@@ -30,9 +48,10 @@ export function makeDeliveries() {
 
 /**
  * The contenders over one set of deliveries. `core` is the root entry of a build of @payhook/core,
- * `adapter` its `/adapter` entry. Each maker returns `() => result` (a promise for async ones).
+ * `adapter` its `/adapter` entry, `peers` what loadPeers() returns (for stripe and svix only).
+ * Each maker returns `() => result` (a promise for async ones).
  */
-export function makeContenders({ core, adapter }, d = makeDeliveries()) {
+export function makeContenders({ core, adapter, peers }, d = makeDeliveries()) {
   const counts = {};
   let sink = 0;
   const handlerFor = (name, unwrap = false) => {
@@ -58,9 +77,18 @@ export function makeContenders({ core, adapter }, d = makeDeliveries()) {
   const newReceiver = (name) =>
     core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }) }).on('payment.success', handlerFor(name));
 
+  const signed = peers && signPeers(peers, d);
+  const needPeers = (name) => {
+    if (!signed) throw new Error(`[bench] ${name} needs the peers: makeContenders({ core, adapter, peers: await loadPeers() })`);
+    return signed;
+  };
+
   return {
     counts,
     sink: () => sink,
+    deliveries: d,
+    /** Sign the stripe and svix headers afresh (both allow 5 minutes): before every measured phase. */
+    resign: () => signed?.resign(),
     /** What any correct receiver must do at least, from the same bytes: HMAC, constant-time compare, JSON.parse. */
     floor(name, input = d.bodies) {
       const handler = handlerFor(name);
@@ -82,6 +110,23 @@ export function makeContenders({ core, adapter }, d = makeDeliveries()) {
       return () => {
         const i = k();
         return process({ method: 'POST', signature: d.signatures[i], body: input[i] });
+      };
+    },
+    /**
+     * The same pipeline on a store whose synchronous view answers every claim at once and writes
+     * nothing: the difference from `process` is the cost of deduplicating (LRU, clock reads, the
+     * claim token), which Octokit does not do. It reaches core's internal symbol for that view.
+     */
+    processNoStore(name) {
+      const claimed = { status: 'claimed', token: 't', attempt: 1 };
+      const yes = () => true;
+      const store = { claim: async () => claimed, complete: async () => true, release: async () => true, extend: async () => true, get: async () => undefined };
+      Object.defineProperty(store, Symbol.for('payhook.store.sync'), { value: { claim: () => claimed, complete: yes, release: yes, extend: yes } });
+      const { process } = adapter.adapterOf(core.createReceiver({ secret: SECRET, store }).on('payment.success', handlerFor(name)));
+      const k = next(name);
+      return () => {
+        const i = k();
+        return process({ method: 'POST', signature: d.signatures[i], body: d.bodies[i] });
       };
     },
     /** payhook's web-standard entry, Request in and Response out, the Request built and the Response read. */
@@ -126,5 +171,43 @@ export function makeContenders({ core, adapter }, d = makeDeliveries()) {
         return webhooks.verifyAndReceive({ id: d.ids[i], name: 'payment.success', payload: d.strings[i], signature: d.signatures[i] });
       };
     },
+    /** stripe: `constructEvent(payload, header, secret)`, `t=<unix s>,v1=<hex HMAC of "t.payload">`; takes the Buffer. */
+    stripe(name) {
+      const handler = handlerFor(name);
+      const { stripe, STRIPE_SECRET, stripeHeaders } = needPeers(name);
+      const k = next(name);
+      return () => {
+        const i = k();
+        handler(stripe.webhooks.constructEvent(d.bodies[i], stripeHeaders[i], STRIPE_SECRET));
+      };
+    },
+    /** svix: `new Webhook('whsec_<base64>').verify(payload, { svix-id, svix-timestamp, svix-signature })`. */
+    svix(name) {
+      const handler = handlerFor(name);
+      const { svix, svixHeaders } = needPeers(name);
+      const k = next(name);
+      return () => {
+        const i = k();
+        handler(svix.verify(d.bodies[i], svixHeaders[i]));
+      };
+    },
   };
+}
+
+function signPeers({ Stripe, Svix }, d) {
+  const stripe = new Stripe('sk_test_payhook_bench');
+  const STRIPE_SECRET = 'whsec_' + 'b'.repeat(32);
+  const svix = new Svix('whsec_' + Buffer.from('payhook-bench-svix-secret-32byte').toString('base64'));
+  const stripeHeaders = new Array(N);
+  const svixHeaders = new Array(N);
+  const resign = () => {
+    const t = Math.floor(Date.now() / 1000);
+    for (let i = 0; i < N; i++) {
+      const id = `msg_${d.ids[i]}`;
+      stripeHeaders[i] = stripe.webhooks.generateTestHeaderString({ payload: d.strings[i], secret: STRIPE_SECRET, timestamp: t });
+      svixHeaders[i] = { 'svix-id': id, 'svix-timestamp': String(t), 'svix-signature': svix.sign(id, new Date(t * 1000), d.strings[i]) };
+    }
+  };
+  resign();
+  return { stripe, STRIPE_SECRET, svix, stripeHeaders, svixHeaders, resign };
 }

@@ -1,6 +1,7 @@
 // What every benchmark's section of BENCHMARKS.md shares: the machine line, versions, the load
 // average, and replacing its own `## ...` section (and nothing else) in the file.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -56,6 +57,32 @@ export function writeSection(heading, body) {
   console.log(`[bench] wrote the "${heading}" section of BENCHMARKS.md`);
 }
 
+/**
+ * Which build of @payhook/core a benchmark measured, for its header: the dist directory and when
+ * it was built, the commit checked out (and whether packages/core/src has uncommitted changes),
+ * and whether any source file is newer than the build (then the figures may not match the source).
+ */
+export function coreBuild(distDir) {
+  const iso = (d) => d.toISOString().replace(/\.\d+Z$/, 'Z');
+  const built = statSync(path.join(distDir, 'index.js')).mtime;
+  const src = path.join(root, 'packages/core/src');
+  let commit = 'an unknown commit';
+  try {
+    const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    commit = `commit ${git('rev-parse', '--short', 'HEAD')}`;
+    if (git('status', '--porcelain', '--', 'packages/core/src')) commit += ' with uncommitted changes in packages/core/src';
+  } catch {}
+  let newest = 0;
+  for (const f of readdirSync(src, { recursive: true })) {
+    const t = statSync(path.join(src, f)).mtimeMs;
+    if (t > newest) newest = t;
+  }
+  const fresh = newest > built.getTime()
+    ? `; **packages/core/src has files changed after this build** (newest ${iso(new Date(newest))}): rebuild core before trusting these figures`
+    : '; no file under packages/core/src is newer than the build';
+  return `\`${path.relative(root, distDir) || distDir}\` built ${iso(built)}, checkout at ${commit}${fresh}`;
+}
+
 /** CPU seconds (user + system) used so far by a process and all its descendants, from /proc (Linux); NaN elsewhere. */
 export function treeCpuSeconds(pid) {
   try {
@@ -85,7 +112,6 @@ export function treeCpuSeconds(pid) {
     return NaN;
   }
 }
-import { readdirSync } from 'node:fs';
 function readdirSafe(dir) {
   try {
     return readdirSync(dir);

@@ -8,7 +8,7 @@ import { needsClient, resolveOptions, type ReceiverOptions } from './options.js'
 import { claimAndRun, type RunSettings } from './pipeline/claim-and-run.js';
 import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
 import { answerOf, createReporter, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
-import { parseEvent } from './pipeline/parse.js';
+import { Malformed, parseEvent } from './pipeline/parse.js';
 import { verifyStep } from './pipeline/verify.js';
 import { readBodyLimited } from './read-body.js';
 import type { RawBody, VerifyResult } from './signature.js';
@@ -71,9 +71,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   }
   function afterVerify(verified: VerifyResult, body: RawBody): Awaitable<ReceiverResult> {
     if (!verified.ok) return finish(reportOf('unauthorized'));
-    const parsed = parseEvent(body);
-    if ('error' in parsed) return finish(reportOf('malformed', { error: parsed.error }));
-    const done = claimAndRun(settings, parsed.event, { secretIndex: verified.secretIndex, source: 'webhook', budgetMs: o.budgetMs });
+    const event = parseEvent(body);
+    if (event instanceof Malformed) return finish(reportOf('malformed', { error: event.error }));
+    const done = claimAndRun(settings, event, { secretIndex: verified.secretIndex, source: 'webhook', budgetMs: o.budgetMs });
     return isPromise(done) ? done.then(finish) : finish(done);
   }
   const process = async (delivery: RawDelivery) => pipeline(delivery);

@@ -77,13 +77,13 @@ export function createVerifier(secretOrSecrets: string | readonly string[]): (bo
     return bytes.length === 32 && !UPPER_HEX.test(hex) ? bytes : undefined;
   };
   return (body, header) => {
-    const p = prepare(header, keys, toBytes);
-    if (!p.ok) return p;
+    const given = prepare(header, keys, toBytes);
+    if (!(given instanceof Uint8Array)) return given;
     let matched = -1;
     // Every secret is tried, so the time taken does not tell which one matched.
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
-      if (key && timingSafeEqual(createHmac('sha256', key).update(body).digest(), p.given) && matched < 0) matched = i;
+      if (key && timingSafeEqual(createHmac('sha256', key).update(body).digest(), given) && matched < 0) matched = i;
     }
     return outcome(matched);
   };
@@ -113,37 +113,38 @@ export async function verifySignatureAsync(
 ): Promise<VerifyResult> {
   const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
   const secrets = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? s : undefined)) : [];
-  const p = prepare(header, secrets, fromHex);
-  if (!p.ok) return p;
+  const given = prepare(header, secrets, fromHex);
+  if (!(given instanceof Uint8Array)) return given;
   let matched = -1;
   for (let i = 0; i < secrets.length; i++) {
     const secret = secrets[i];
-    if (secret && equalConstantTime(await hmac(secret, body), p.given) && matched < 0) matched = i;
+    if (secret && equalConstantTime(await hmac(secret, body), given) && matched < 0) matched = i;
   }
   return outcome(matched);
 }
-
-type Prepared = { ok: false; reason: 'missing' | 'malformed' | 'no-secret' } | { ok: true; given: Uint8Array };
 
 /**
  * The rules both verifiers share: exactly the service's form, `sha256=` and 64 lower-case hex
  * digits (a duplicated header arrives comma-joined and fails here), and at least one usable secret
  * (undefined marks an unusable one). `decodeHex` answers undefined for anything but 32 bytes of
- * lower-case hex.
+ * lower-case hex. Answers the digest's bytes, or the verdict when there is nothing to compare.
  */
-function prepare(header: unknown, secrets: readonly unknown[], decodeHex: (hex: string) => Uint8Array | undefined): Prepared {
-  if (header === undefined || header === null || header === '') return { ok: false, reason: 'missing' };
-  if (typeof header !== 'string' || header.length !== PREFIX.length + 64 || !header.startsWith(PREFIX)) return { ok: false, reason: 'malformed' };
+function prepare(header: unknown, secrets: readonly unknown[], decodeHex: (hex: string) => Uint8Array | undefined): Uint8Array | VerifyResult {
+  if (header === undefined || header === null || header === '') return MISSING;
+  if (typeof header !== 'string' || header.length !== PREFIX.length + 64 || !header.startsWith(PREFIX)) return MALFORMED;
   const given = decodeHex(header.slice(PREFIX.length));
-  if (given === undefined) return { ok: false, reason: 'malformed' };
-  if (!secrets.some(isUsable)) return { ok: false, reason: 'no-secret' };
-  return { ok: true, given };
+  if (given === undefined) return MALFORMED;
+  if (!secrets.some(isUsable)) return NO_SECRET;
+  return given;
 }
 
 const isUsable = (secret: unknown) => secret !== undefined;
 // Frozen and shared: a verdict is allocated once, not per delivery.
 const MATCHED = Array.from({ length: 8 }, (_, i): VerifyResult => Object.freeze({ ok: true, secretIndex: i }));
 const MISMATCH: VerifyResult = Object.freeze({ ok: false, reason: 'mismatch' });
+const MISSING: VerifyResult = Object.freeze({ ok: false, reason: 'missing' });
+const MALFORMED: VerifyResult = Object.freeze({ ok: false, reason: 'malformed' });
+const NO_SECRET: VerifyResult = Object.freeze({ ok: false, reason: 'no-secret' });
 const outcome = (matched: number): VerifyResult =>
   matched < 0 ? MISMATCH : (MATCHED[matched] ?? { ok: true, secretIndex: matched });
 

@@ -10,7 +10,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * path (`JSON.parse`, a walk over its keys, a hand check of its shape); anything that could be a
  * prototype key gets secure-json-parse's verdict, anything misshapen zod's message.
  */
-export function parseEvent(body: RawBody): { event: PaymentEvent } | { error: unknown } {
+export function parseEvent(body: RawBody): PaymentEvent | Malformed {
   let value: unknown;
   try {
     const text = typeof body === 'string' ? body : utf8.decode(body);
@@ -19,12 +19,17 @@ export function parseEvent(body: RawBody): { event: PaymentEvent } | { error: un
       value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     }
   } catch (error) {
-    return { error };
+    return new Malformed(error);
   }
-  if (isPaymentEventShape(value)) return { event: value as PaymentEvent };
+  if (isPaymentEventShape(value)) return value as PaymentEvent;
   const parsed = paymentEventSchema.safeParse(value);
   // The hand check and zod agree on every payload the tests generate; zod decides if they ever do not.
-  return parsed.success ? { event: parsed.data as PaymentEvent } : { error: parsed.error };
+  return parsed.success ? (parsed.data as PaymentEvent) : new Malformed(parsed.error);
+}
+
+/** Why a body is not an event: the parser's or zod's error, for the logs. */
+export class Malformed {
+  constructor(readonly error: unknown) {}
 }
 
 /**
