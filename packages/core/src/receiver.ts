@@ -1,5 +1,4 @@
 import type { TransactionRecord } from './api-schema.js';
-import { bodyUnavailable } from './body-unavailable.js';
 import { createDeadlines } from './deadlines.js';
 import { createEventRouter, type EventHandler, type HandlerContext, type HandlerOptions } from './event-router.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
@@ -9,8 +8,8 @@ import { claimAndRun, type RunSettings } from './pipeline/claim-and-run.js';
 import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
 import { answerOf, createReporter, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
+import { readRequest } from './pipeline/read-request.js';
 import { verifyStep } from './pipeline/verify.js';
-import { readBodyLimited } from './read-body.js';
 import type { RawBody, VerifyResult } from './signature.js';
 import { storeOps, type Store } from './store.js';
 
@@ -78,18 +77,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   }
   const process = async (delivery: RawDelivery) => pipeline(delivery);
 
-  async function fromRequest(request: Request, framework: string | undefined): Promise<ReceiverResult> {
-    const { method } = request;
-    const signature = request.headers.get(o.signatureHeader) ?? undefined;
-    if (method !== 'POST') return process({ method, signature });
-    if (request.bodyUsed) {
-      const error = new Error(bodyUnavailable(framework, undefined, 'request'));
-      return process({ method, signature, problem: 'unavailable', framework, error });
-    }
-    const body = await readBodyLimited(request, o.maxBodyBytes);
-    return process(body === 'too-large' ? { method, signature, problem: 'too-large' } : { method, signature, body });
-  }
-
   const receiver: Receiver = {
     on(event, handler, handlerOptions) {
       needsClient(o.client, handlerOptions);
@@ -106,7 +93,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     async handle(request, handleOptions = {}) {
-      const r = await fromRequest(request, handleOptions.framework);
+      const r = await process(await readRequest(request, o, handleOptions.framework));
       return new Response(r.body, { status: r.status, headers: r.headers });
     },
     async dispatch(event, opts = {}) {
