@@ -108,6 +108,8 @@ function withinBudget(
   progress: Progress,
   fields: DeliveryFields,
 ): Promise<DeliveryReport> {
+  // The steps never reject; should one ever, the delivery still gets an answer (500: the service retries).
+  const settled = result.then(undefined, (error: unknown) => reportOf('failed', { ...fields, error }));
   return new Promise((resolve) => {
     const deadline = s.deadlines.add(started + budgetMs, () => {
       progress.late = true;
@@ -122,12 +124,12 @@ function withinBudget(
       const extend = () => void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
       extend();
       const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), extend);
-      void result.then((late) => {
+      void settled.then((late) => {
         stop();
         s.report({ ...late, late: true });
       });
     });
-    void result.then((r) => {
+    void settled.then((r) => {
       if (progress.late) return;
       s.deadlines.cancel(deadline);
       resolve(r);
