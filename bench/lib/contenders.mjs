@@ -74,6 +74,13 @@ export function makeContenders({ core, adapter, peers }, d = makeDeliveries()) {
       return i++ & MASK;
     };
   };
+  /** The i-th delivery as a web Request, as a runtime would hand it over. */
+  const requestFor = (i) =>
+    new Request('http://localhost/webhooks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': d.signatures[i] },
+      body: d.bodies[i],
+    });
   const newReceiver = (name) =>
     core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }) }).on('payment.success', handlerFor(name));
 
@@ -134,13 +141,7 @@ export function makeContenders({ core, adapter, peers }, d = makeDeliveries()) {
       const receiver = newReceiver(name);
       const k = next(name);
       return async () => {
-        const i = k();
-        const request = new Request('http://localhost/webhooks', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-service-signature': d.signatures[i] },
-          body: d.bodies[i],
-        });
-        const response = await receiver.handle(request);
+        const response = await receiver.handle(requestFor(k()));
         return response.text();
       };
     },
@@ -149,14 +150,11 @@ export function makeContenders({ core, adapter, peers }, d = makeDeliveries()) {
       const handler = handlerFor(name);
       const k = next(name);
       return async () => {
-        const i = k();
-        const request = new Request('http://localhost/webhooks', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-service-signature': d.signatures[i] },
-          body: d.bodies[i],
-        });
+        const request = requestFor(k());
         handler({ amount: String(request.headers.get('x-service-signature')) });
-        await request.arrayBuffer();
+        // Read as handle reads it (a stream reader, the cheapest way in Node 20), so the net figure is not flattered.
+        const reader = request.body.getReader();
+        while (!(await reader.read()).done);
         return new Response('{"outcome":"processed"}', { status: 200, headers: { 'content-type': 'application/json' } }).text();
       };
     },
