@@ -56,10 +56,34 @@ export interface EventRouter {
  *   .on(['payment.refunded', 'payment.reversed'], (event) => orders.markReturned(event.merchantReference));
  */
 export function createEventRouter(): EventRouter {
+  return createRouter().router;
+}
+
+/** What one event name runs: its handlers in order (`on` ones, then `onAny` ones), and whether any asked for the record. */
+export interface Plan {
+  handlers: readonly EventHandler[];
+  wantsRecord: boolean;
+}
+
+/**
+ * The router and, for the receiver's hot path, the plan of each name (made once per name and
+ * kept until the handlers change) and `run`, which calls a plan's handlers without a promise
+ * while each answers synchronously.
+ */
+export function createRouter() {
   type Entry = { handler: EventHandler; verify: boolean };
   const byName = new Map<string, Entry[]>();
   const any: Entry[] = [];
-  const none: Entry[] = [];
+  const plans = new Map<string, Plan>();
+  const planFor = (name: string): Plan => {
+    let plan = plans.get(name);
+    if (!plan) {
+      const entries = [...(byName.get(name) ?? []), ...any];
+      plan = { handlers: entries.map((e) => e.handler), wantsRecord: entries.some((e) => e.verify) };
+      plans.set(name, plan);
+    }
+    return plan;
+  };
   const router: EventRouter = {
     on(event, handler, options = {}) {
       for (const name of typeof event === 'string' ? [event] : event) {
@@ -67,10 +91,12 @@ export function createEventRouter(): EventRouter {
         list.push({ handler: handler as EventHandler, verify: options.verify === true });
         byName.set(name, list);
       }
+      plans.clear();
       return router;
     },
     onAny(handler, options = {}) {
       any.push({ handler, verify: options.verify === true });
+      plans.clear();
       return router;
     },
     off(handler) {
@@ -78,36 +104,25 @@ export function createEventRouter(): EventRouter {
         const i = list.findIndex((e) => e.handler === handler);
         if (i >= 0) list.splice(i, 1);
       }
+      plans.clear();
       return router;
     },
-    handles(name) {
-      return (byName.get(name) ?? none).length > 0 || any.length > 0;
-    },
-    wantsRecord(name) {
-      return (byName.get(name) ?? none).some((e) => e.verify) || any.some((e) => e.verify);
-    },
+    handles: (name) => planFor(name).handlers.length > 0,
+    wantsRecord: (name) => planFor(name).wantsRecord,
     async dispatch(event, context) {
-      await run(event, context);
+      await run(planFor(event.event).handlers, event, context);
     },
   };
-  /** The handlers one after another; no promise at all while each answers synchronously. */
-  const run = (event: PaymentEvent, context: HandlerContext, from = 0): Awaitable<void> => {
-    const named = byName.get(event.event) ?? none;
-    const count = named.length + any.length;
-    for (let i = from; i < count; i++) {
-      const result = (i < named.length ? named[i]! : any[i - named.length]!).handler(event, context);
-      if (!isPromise(result)) continue;
-      // The last handler's own promise is the answer: no extra turn of the microtask queue.
-      const settled = Promise.resolve(result) as Promise<unknown>;
-      return i === count - 1 ? (settled as Promise<void>) : settled.then(() => run(event, context, i + 1));
-    }
-  };
-  runners.set(router, run);
-  return router;
+  return { router, planFor, run };
 }
 
-const runners = new WeakMap<EventRouter, (event: PaymentEvent, context: HandlerContext) => Awaitable<void>>();
-
-/** `router.dispatch` without a promise when every handler finished synchronously: the receiver's hot path. */
-export const runHandlers = (router: EventRouter, event: PaymentEvent, context: HandlerContext): Awaitable<void> =>
-  runners.get(router)!(event, context);
+/** The handlers one after another; no promise at all while each answers synchronously. */
+function run(handlers: readonly EventHandler[], event: PaymentEvent, context: HandlerContext, from = 0): Awaitable<void> {
+  for (let i = from; i < handlers.length; i++) {
+    const result = handlers[i]!(event, context);
+    if (!isPromise(result)) continue;
+    // The last handler's own promise is the answer: no extra turn of the microtask queue.
+    const settled = Promise.resolve(result) as Promise<unknown>;
+    return i === handlers.length - 1 ? (settled as Promise<void>) : settled.then(() => run(handlers, event, context, i + 1));
+  }
+}

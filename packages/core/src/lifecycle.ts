@@ -53,9 +53,8 @@ export type Action = keyof typeof TRANSITIONS;
 
 export const isAction = (name: string): name is Action => Object.hasOwn(TRANSITIONS, name);
 
-export function isPaymentEventName(name: unknown): name is PaymentEventName {
-  return typeof name === 'string' && (EVENT_NAMES as readonly string[]).includes(name);
-}
+const NAMES: ReadonlySet<unknown> = new Set(EVENT_NAMES);
+export const isPaymentEventName = (name: unknown): name is PaymentEventName => NAMES.has(name);
 
 const moves: readonly Transition[] = Object.values(TRANSITIONS);
 

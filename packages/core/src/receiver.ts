@@ -1,6 +1,6 @@
 import type { TransactionRecord } from './api-schema.js';
 import { createDeadlines } from './deadlines.js';
-import { createEventRouter, type EventHandler, type HandlerContext, type HandlerOptions } from './event-router.js';
+import { createRouter, type EventHandler, type HandlerContext, type HandlerOptions } from './event-router.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
 import { isPromise, type Awaitable } from './maybe-async.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from './options.js';
@@ -55,11 +55,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const o = resolveOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
-  const router = createEventRouter();
+  const { router, planFor, run } = createRouter();
   const errorHandlers: ErrorHandler[] = [];
   const report = createReporter(o.logger, errorHandlers);
   const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: o.retentionMs } } as const;
-  const settings: RunSettings = { ...o, ops: storeOps(o.store), router, deadlines: createDeadlines(o.clock), report, doneRecord };
+  const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines: createDeadlines(o.clock), report, doneRecord };
   const finish = (r: DeliveryReport) => answerOf(report(r));
 
   function pipeline(delivery: RawDelivery): Awaitable<ReceiverResult> {

@@ -2,7 +2,7 @@ import type { TransactionRecord } from '../api-schema.js';
 import { every, type Clock } from '../clock.js';
 import type { Deadlines } from '../deadlines.js';
 import { NonRetriableError } from '../errors.js';
-import { runHandlers, type EventRouter, type HandlerContext } from '../event-router.js';
+import type { EventHandler, HandlerContext, Plan } from '../event-router.js';
 import type { PaymentEvent } from '../event-schema.js';
 import { isPaymentEventName } from '../lifecycle.js';
 import { andThen, attempt, isPromise, type Awaitable } from '../maybe-async.js';
@@ -13,7 +13,10 @@ import { checkRecord, type RecordClient } from './record-check.js';
 /** What the claim-and-run step needs of the receiver. */
 export interface RunSettings {
   ops: StoreOps;
-  router: EventRouter;
+  /** The handlers of an event name, and whether they asked for the service's record. */
+  planFor: (name: string) => Plan;
+  /** Call handlers in order, without a promise while each answers synchronously. */
+  run: (handlers: readonly EventHandler[], event: PaymentEvent, context: HandlerContext) => Awaitable<void>;
   dedupeKey: (event: PaymentEvent) => string;
   leaseMs: number;
   retentionMs: number | undefined;
@@ -49,7 +52,8 @@ interface Progress {
 export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput): Awaitable<DeliveryReport> {
   const key = s.dedupeKey(event);
   const fields: DeliveryFields = { reference: event.reference, event: event.event, dedupeKey: key, source: input.source };
-  if (!isPaymentEventName(event.event) || !s.router.handles(event.event)) return reportOf('ignored', fields);
+  const plan = isPaymentEventName(event.event) ? s.planFor(event.event) : undefined;
+  if (plan === undefined || plan.handlers.length === 0) return reportOf('ignored', fields);
   const started = input.budgetMs === Infinity ? 0 : s.clock.now();
   const progress: Progress = { late: false };
 
@@ -62,10 +66,10 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
   }
   const result = isPromise(claim)
     ? claim.then(
-        (c) => afterClaim(s, event, input, fields, progress, c),
+        (c) => afterClaim(s, event, plan, input, fields, progress, c),
         (error: unknown) => reportOf('store-unavailable', { ...fields, error }),
       )
-    : afterClaim(s, event, input, fields, progress, claim);
+    : afterClaim(s, event, plan, input, fields, progress, claim);
   if (!isPromise(result) || input.budgetMs === Infinity) return result;
   return withinBudget(s, result, started, input.budgetMs, progress, fields);
 }
@@ -73,6 +77,7 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
 function afterClaim(
   s: RunSettings,
   event: PaymentEvent,
+  plan: Plan,
   input: RunInput,
   fields: DeliveryFields,
   progress: Progress,
@@ -96,7 +101,7 @@ function afterClaim(
     source: input.source,
     record: input.record,
   };
-  return run(s, event, ctx, fields);
+  return runPlan(s, event, plan, ctx, fields);
 }
 
 /** Race the delivery against its deadline on the receiver's one timer structure. */
@@ -138,17 +143,17 @@ function withinBudget(
 }
 
 /** The record check if asked for, the handlers, then the done record or the release. */
-function run(s: RunSettings, event: PaymentEvent, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
-  if (!s.verifyBeforeHandling && !s.router.wantsRecord(event.event)) return runHandlersAndComplete(s, event, ctx, fields);
+function runPlan(s: RunSettings, event: PaymentEvent, plan: Plan, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
+  if (!s.verifyBeforeHandling && !plan.wantsRecord) return runHandlersAndComplete(s, event, plan, ctx, fields);
   return checkRecord(s.client!, event, ctx).then((refused) =>
-    refused ? andThen(release(s, ctx), () => ({ ...refused, ...fields })) : runHandlersAndComplete(s, event, ctx, fields),
+    refused ? andThen(release(s, ctx), () => ({ ...refused, ...fields })) : runHandlersAndComplete(s, event, plan, ctx, fields),
   );
 }
 
-function runHandlersAndComplete(s: RunSettings, event: PaymentEvent, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
+function runHandlersAndComplete(s: RunSettings, event: PaymentEvent, plan: Plan, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
   let ran: Awaitable<void>;
   try {
-    ran = runHandlers(s.router, event, ctx);
+    ran = s.run(plan.handlers, event, ctx);
   } catch (error) {
     return threw(s, ctx, fields, error);
   }
