@@ -1,14 +1,15 @@
 // Instructions per delivery, counted by valgrind's callgrind: they repeat to within about 1% however
 // loaded the machine is, unlike wall time. For each row, node runs under callgrind twice with the
 // same warm-up, once measuring `--iterations` deliveries and once none; the difference divided by
-// the iterations is the row's cost. Node runs with --predictable (no concurrent JIT or GC threads).
+// the iterations is the row's cost. Node runs with --predictable (no concurrent JIT or GC threads)
+// and fixed hash and random seeds.
 // valgrind's CPU has no SHA extensions, so HMAC costs more instructions here than on the real CPU:
 // give wall-time ratios (bench/core.mjs) beside these. The rows are bench/lib/contenders.mjs's.
 //
 //   node bench/callgrind.mjs [--iterations 20000] [--warmup 20000] [--rows process,floor,octokit,handle,webStandard] [--write]
 //   (rows may also name stripe and svix; --write replaces the "## Instructions per delivery (callgrind)"
 //   section of BENCHMARKS.md, unless BENCH_NO_WRITE is set)
-//   (inside valgrind) node --predictable bench/callgrind.mjs --row process --iterations 20000
+//   (inside valgrind) node --predictable --hash-seed=1 --random-seed=1 bench/callgrind.mjs --row process --iterations 20000
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -30,7 +31,9 @@ const { values } = parseArgs({
 });
 const iterations = Number(values.iterations);
 const warmup = Number(values.warmup);
-const NODE_FLAGS = ['--predictable'];
+// Fixed seeds: V8 otherwise picks a random hash seed per process, and the counts of Map- and
+// property-heavy rows (Octokit's) then move by several percent from run to run.
+const NODE_FLAGS = ['--predictable', '--hash-seed=1', '--random-seed=1'];
 const HEADING = '## Instructions per delivery (callgrind)';
 
 if (values.row) {
@@ -93,7 +96,7 @@ if (values.row) {
       '',
       `- Machine: ${machine()} (load average at start ${loadStart}, at end ${load()}; instruction counts do not depend on it)`,
       `- Core measured: ${coreBuild(path.resolve(values.core))}`,
-      `- ${valgrind} (\`--tool=callgrind\`), Node ${process.version} run as \`node ${NODE_FLAGS.join(' ')}\` (no concurrent JIT or GC threads, so the count repeats to within about 1%)`,
+      `- ${valgrind} (\`--tool=callgrind\`), Node ${process.version} run as \`node ${NODE_FLAGS.join(' ')}\` (no concurrent JIT or GC threads, fixed hash and random seeds: two runs of a row agreed within 0.2% here; without the seeds Octokit's count moved by up to 8% between runs)`,
       `- Method: for each row, two runs under callgrind with the same ${fmt(warmup)}-delivery warm-up, one then measuring ${fmt(iterations)} deliveries and one measuring none; instructions per delivery = (total − zero-iteration total) / ${fmt(iterations)}, which takes out Node's start-up, the module loading, building the deliveries and the warm-up. The rows and deliveries are bench/lib/contenders.mjs's, the same as bench/core.mjs's (async rows awaited one at a time).`,
       `- valgrind's virtual CPU has no SHA extensions (${shaNi()}), so OpenSSL's HMAC-SHA256 takes a longer path here, and costs more instructions than on the real CPU: rows that are mostly HMAC (the floor, Octokit) weigh more against process than in wall time. Read these beside the wall-time and CPU-time ratios of the Core pipeline section.`,
       '',
