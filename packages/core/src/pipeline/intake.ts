@@ -33,18 +33,12 @@ const encoder = new TextEncoder();
  */
 export function intake(delivery: RawDelivery, maxBodyBytes: number): DeliveryReport | RawBody {
   if (delivery.method !== 'POST' && delivery.method.toUpperCase() !== 'POST') return reportOf('method-not-allowed');
-  switch (delivery.problem) {
-    case 'too-large':
-      return reportOf('too-large');
-    case 'unavailable':
-      return reportOf('body-unavailable', { error: delivery.error ?? new Error(bodyUnavailable(delivery.framework, delivery.parsed)) });
-    case 'unreadable':
-      // Aborted uploads, and a Content-Length that does not match the bytes sent.
-      return reportOf('malformed', { error: delivery.error });
-  }
-  const { body } = delivery;
-  if (body === undefined) {
-    return reportOf('body-unavailable', { error: new Error(bodyUnavailable(delivery.framework, delivery.parsed)) });
+  const { body, problem } = delivery;
+  if (problem === 'too-large') return reportOf('too-large');
+  // Aborted uploads, and a Content-Length that does not match the bytes sent.
+  if (problem === 'unreadable') return reportOf('malformed', { error: delivery.error });
+  if (problem === 'unavailable' || body === undefined) {
+    return reportOf('body-unavailable', { error: delivery.error ?? new Error(bodyUnavailable(delivery.framework, delivery.parsed)) });
   }
   const size = typeof body === 'string' ? (body.length * 3 > maxBodyBytes ? encoder.encode(body).byteLength : body.length) : body.byteLength;
   return size > maxBodyBytes ? reportOf('too-large') : body;
