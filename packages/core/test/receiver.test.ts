@@ -24,6 +24,17 @@ function watch<T>(promise: Promise<T>) {
   return w;
 }
 
+/** A memory store on a manual clock whose first `failures` done-record writes fail, as an overloaded store's would. */
+function failingCompletes(failures: number) {
+  const clock = manualClock(0);
+  const inner = memoryStore({ now: clock.now });
+  const flaky: Store = {
+    ...inner,
+    complete: (k, t, o) => (failures-- > 0 ? Promise.reject(new Error('connection timeout')) : inner.complete(k, t, o)),
+  };
+  return { clock, inner, flaky };
+}
+
 function setup(options: Partial<ReceiverOptions> = {}) {
   const store = options.store ?? memoryStore();
   const reports: DeliveryReport[] = [];
@@ -413,13 +424,7 @@ describe('the receiver pipeline', () => {
   });
 
   it('keeps trying to record a done event when the store fails after the handler ran, so a copy never runs it twice', async () => {
-    const clock = manualClock(0);
-    const inner = memoryStore({ now: clock.now });
-    let failures = 2;
-    const flaky: Store = {
-      ...inner,
-      complete: (k, t, o) => (failures-- > 0 ? Promise.reject(new Error('connection timeout')) : inner.complete(k, t, o)),
-    };
+    const { clock, inner, flaky } = failingCompletes(2);
     const { receiver, runs } = setup({ store: flaky, clock });
     const event = createEvent('payment.success');
     const key = `sandbox:${event.reference}:payment.success`;
@@ -438,13 +443,7 @@ describe('the receiver pipeline', () => {
   });
 
   it('retries the done record inside a short lease, after extending it, so the lease never lapses between tries', async () => {
-    const clock = manualClock(0);
-    const inner = memoryStore({ now: clock.now });
-    let failures = 1;
-    const flaky: Store = {
-      ...inner,
-      complete: (k, t, o) => (failures-- > 0 ? Promise.reject(new Error('connection timeout')) : inner.complete(k, t, o)),
-    };
+    const { clock, inner, flaky } = failingCompletes(1);
     const { receiver, runs } = setup({ store: flaky, clock, budgetMs: 50, leaseMs: 150 });
     const event = createEvent('payment.success');
     const key = `sandbox:${event.reference}:payment.success`;
