@@ -1,5 +1,6 @@
 import type { TransactionRecord } from './api-schema.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
+import { isPaymentEventName } from './lifecycle.js';
 import { isPromise, type Awaitable } from './maybe-async.js';
 
 /** What a handler learns about the delivery beside the event itself. */
@@ -80,7 +81,8 @@ export function createRouter() {
     if (!plan) {
       const entries = [...(byName.get(name) ?? []), ...any];
       plan = { handlers: entries.map((e) => e.handler), wantsRecord: entries.some((e) => e.verify) };
-      plans.set(name, plan);
+      // Only names that can have handlers are kept: an arbitrary string passed to handles() must not grow the map.
+      if (byName.has(name) || isPaymentEventName(name)) plans.set(name, plan);
     }
     return plan;
   };
