@@ -7,6 +7,8 @@
  *   CHILD_SECRET      the webhook secret
  *   CHILD_RUN         the test run's id: effects are recorded under it
  *   CHILD_EFFECT      redis-counter | pg-insert | pg-transactional
+ *   CHILD_EFFECT_URL  where redis-counter and pg-insert record effects (default CHILD_URL), so a
+ *                     fault test can break the store's server and still count effects elsewhere
  *   CHILD_LEASE_MS, CHILD_BUDGET_MS
  *   CHILD_HANG_AT     after-claim | mid-handler | after-effect: print `POINT <name>` there and
  *                     hang, for the parent to kill -9 this process
@@ -56,8 +58,9 @@ const store: Store =
     : base;
 
 // Effects are recorded where the parent can count them: one row or one counter increment per run of the handler.
-const effectRedis = effectKind === 'redis-counter' ? new Redis(url) : undefined;
-const effectPool = effectKind === 'pg-insert' ? new pg.Pool({ connectionString: url }) : undefined;
+const effectUrl = process.env.CHILD_EFFECT_URL ?? url;
+const effectRedis = effectKind === 'redis-counter' ? new Redis(effectUrl) : undefined;
+const effectPool = effectKind === 'pg-insert' ? new pg.Pool({ connectionString: effectUrl }) : undefined;
 const insertEffect = 'insert into payhook_test_effects (run, key, attempt, pid) values ($1, $2, $3, $4)';
 
 let handler: EventHandler;
