@@ -1,0 +1,80 @@
+import { createEvent, signedBody } from '@payhook/testing';
+import { post } from '../children/spawn.js';
+
+/** What the service saw of one event's deliveries. */
+export interface EventFate {
+  reference: string;
+  /** True once any copy of the event was answered 2xx: the service then stops retrying it. */
+  acked: boolean;
+  /** Every answer, as `status outcome`, or `network` when the connection failed. */
+  answers: string[];
+}
+
+export interface ServiceLoad {
+  /** The receivers' ports; copies of an event go to different ones. */
+  ports: number[];
+  secret: string;
+  /** A prefix for the events' references, unique per test. */
+  run: string;
+  events: number;
+  /** Deliveries of each event sent at once, as the service's duplicates. Default 2. */
+  copies?: number;
+  /** Events in flight at a time. Default 16. */
+  inFlight?: number;
+  /** The waits between attempts of one delivery: the service's schedule, shortened. Default 5 retries over about 6 s. */
+  retryDelaysMs?: readonly number[];
+  /** Called as each event's deliveries start, so a test can break a server at a chosen point. */
+  onEvent?: (index: number) => void | Promise<void>;
+}
+
+const DEFAULT_DELAYS = [250, 500, 1_000, 1_500, 3_000];
+
+/**
+ * Play the service against real receiver processes: each event is delivered `copies` times at
+ * once, and each delivery is retried on anything but a 2xx (5xx, 409, a broken connection) on the
+ * shortened schedule, then given up, as the service gives up after its fifth attempt. The waits
+ * are real: the servers under test keep real time.
+ */
+export async function serviceLoad(load: ServiceLoad): Promise<EventFate[]> {
+  const { ports, secret, run, events, copies = 2, inFlight = 16, retryDelaysMs = DEFAULT_DELAYS } = load;
+  const fates: EventFate[] = [];
+  let next = 0;
+  const deliverOne = async (index: number) => {
+    const event = createEvent('payment.success', { reference: `${run}_${index}` });
+    const body = JSON.stringify(event);
+    const { headers } = signedBody(body, { secret });
+    const fate: EventFate = { reference: event.reference, acked: false, answers: [] };
+    fates[index] = fate;
+    await load.onEvent?.(index);
+    await Promise.all(
+      Array.from({ length: copies }, async (_, copy) => {
+        for (let attempt = 0; attempt <= retryDelaysMs.length; attempt++) {
+          if (attempt > 0) await new Promise((r) => setTimeout(r, retryDelaysMs[attempt - 1]));
+          const port = ports[(index + copy + attempt) % ports.length]!;
+          const answer = await post(port, body, headers).then(
+            (r) => `${r.status} ${r.outcome}`,
+            () => 'network',
+          );
+          fate.answers.push(answer);
+          if (answer.startsWith('2')) {
+            fate.acked = true;
+            return;
+          }
+        }
+      }),
+    );
+  };
+  await Promise.all(
+    Array.from({ length: Math.min(inFlight, events) }, async () => {
+      while (next < events) await deliverOne(next++);
+    }),
+  );
+  return fates;
+}
+
+/** How many answers of each kind, for the test's printout and its assertions. */
+export function tally(fates: readonly EventFate[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const f of fates) for (const a of f.answers) counts[a] = (counts[a] ?? 0) + 1;
+  return counts;
+}
