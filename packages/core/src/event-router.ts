@@ -1,5 +1,6 @@
 import type { TransactionRecord } from './api-schema.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
+import type { LoopWatch } from './pipeline/loop-watch.js';
 import { isPaymentEventName } from './lifecycle.js';
 import { isPromise, type Awaitable } from './maybe-async.js';
 
@@ -71,7 +72,7 @@ export interface Plan {
  * kept until the handlers change) and `run`, which calls a plan's handlers without a promise
  * while each answers synchronously.
  */
-export function createRouter() {
+export function createRouter(watch?: LoopWatch) {
   type Entry = { handler: EventHandler; verify: boolean };
   const byName = new Map<string, Entry[]>();
   const any: Entry[] = [];
@@ -115,16 +116,25 @@ export function createRouter() {
       await run(planFor(event.event).handlers, event, context);
     },
   };
+  /** The handlers one after another; no promise at all while each answers synchronously. */
+  const run = (handlers: readonly EventHandler[], event: PaymentEvent, context: HandlerContext, from = 0): Awaitable<void> => {
+    for (let i = from; i < handlers.length; i++) {
+      const handler = handlers[i]!;
+      let result: unknown;
+      if (watch) {
+        const startedAt = watch.now();
+        // Timed also when it throws: a handler may block the loop and then fail.
+        try {
+          result = handler(event, context);
+        } finally {
+          watch.ran(handler, event.event, i, startedAt);
+        }
+      } else result = handler(event, context);
+      if (!isPromise(result)) continue;
+      // The last handler's own promise is the answer: no extra turn of the microtask queue.
+      const settled = Promise.resolve(result) as Promise<unknown>;
+      return i === handlers.length - 1 ? (settled as Promise<void>) : settled.then(() => run(handlers, event, context, i + 1));
+    }
+  };
   return { router, planFor, run };
-}
-
-/** The handlers one after another; no promise at all while each answers synchronously. */
-function run(handlers: readonly EventHandler[], event: PaymentEvent, context: HandlerContext, from = 0): Awaitable<void> {
-  for (let i = from; i < handlers.length; i++) {
-    const result = handlers[i]!(event, context);
-    if (!isPromise(result)) continue;
-    // The last handler's own promise is the answer: no extra turn of the microtask queue.
-    const settled = Promise.resolve(result) as Promise<unknown>;
-    return i === handlers.length - 1 ? (settled as Promise<void>) : settled.then(() => run(handlers, event, context, i + 1));
-  }
 }

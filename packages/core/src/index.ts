@@ -16,6 +16,7 @@ export {
 export { createReceiver, type Receiver } from './receiver.js';
 export { defaultDedupeKey, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
 export type { DeliveryOutcome, DeliveryReport, ErrorHandler, Logger, ReceiverResult } from './pipeline/outcome.js';
+export type { LoopBlockedReport } from './pipeline/loop-watch.js';
 export type { RawDelivery } from './pipeline/intake.js';
 export type { RecordClient } from './pipeline/record-check.js';
 export { systemClock, type Clock } from './clock.js';

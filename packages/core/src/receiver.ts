@@ -6,6 +6,7 @@ import { isPromise, type Awaitable } from './maybe-async.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from './options.js';
 import { claimAndRun, type RunSettings } from './pipeline/claim-and-run.js';
 import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
+import { createLoopWatch } from './pipeline/loop-watch.js';
 import { answerOf, createReporter, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
 import { readRequest } from './pipeline/read-request.js';
@@ -55,12 +56,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const o = resolveOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
-  const { router, planFor, run } = createRouter();
+  const watch = createLoopWatch(o.clock, (message, blocked) => o.logger.warn(message, blocked));
+  const { router, planFor, run } = createRouter(watch);
   const errorHandlers: ErrorHandler[] = [];
   const report = createReporter(o.logger, errorHandlers);
   const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: o.retentionMs } } as const;
   const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines: createDeadlines(o.clock), report, doneRecord };
-  const finish = (r: DeliveryReport) => answerOf(report(r));
+  const finish = (r: DeliveryReport) => {
+    watch.answered();
+    return answerOf(report(r));
+  };
 
   function pipeline(delivery: RawDelivery): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);

@@ -41,7 +41,7 @@ function setup(options: Partial<ReceiverOptions> = {}) {
   const receiver = createReceiver({
     secret,
     store,
-    logger: { info: (_, r) => reports.push(r), warn: (_, r) => reports.push(r), error: (_, r) => reports.push(r) },
+    logger: { info: (_, r) => reports.push(r), warn: (_, r) => 'outcome' in r && reports.push(r), error: (_, r) => reports.push(r) },
     ...options,
   });
   const runs: { event: string; reference: string; ctx: HandlerContext }[] = [];

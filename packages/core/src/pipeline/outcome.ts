@@ -1,4 +1,5 @@
 import type { HandlerContext } from '../event-router.js';
+import type { LoopBlockedReport } from './loop-watch.js';
 
 /** Every answer the pipeline gives; the status of each is decided here, once (STATUS). */
 export type DeliveryOutcome =
@@ -74,7 +75,8 @@ export interface ReceiverResult {
 
 export interface Logger {
   info(message: string, fields: DeliveryReport): void;
-  warn(message: string, fields: DeliveryReport): void;
+  /** Rejections with their report; and, once a handler that blocked the event loop made answers late, what it did. */
+  warn(message: string, fields: DeliveryReport | LoopBlockedReport): void;
   error(message: string, fields: DeliveryReport): void;
 }
 
