@@ -116,12 +116,14 @@ describe('the fast path answers as zod and secure-json-parse do', () => {
     );
   });
 
-  it('sends a tree deeper than the fast walk goes to secure-json-parse, which still finds a prototype key at the bottom', () => {
-    const deep = (inner: string) => '{"a":' + '['.repeat(200) + inner + ']'.repeat(200) + '}';
-    expect(String((parseEvent(deep('{"__proto__":{"x":1}}')) as Malformed).error)).toMatch(/prototype/i);
-    const clean = parseEvent(deep('{"b":1}'));
+  it('walks the whole tree: a prototype key at the bottom of the deepest allowed tree is found, and a deeper tree is refused for its depth', () => {
+    const deep = (levels: number, inner: string) => '{"a":' + '['.repeat(levels) + inner + ']'.repeat(levels) + '}';
+    // 1 (the outer object) + 61 arrays + 2 (the inner objects) = 64 levels.
+    expect(String((parseEvent(deep(61, '{"__proto__":{"x":1}}')) as Malformed).error)).toMatch(/prototype/i);
+    const clean = parseEvent(deep(62, '{"b":1}'));
     expect(clean).toBeInstanceOf(Malformed); // misshapen, not polluted:
-    expect(String((clean as Malformed).error)).not.toMatch(/prototype/i);
+    expect(String((clean as Malformed).error)).not.toMatch(/prototype|deeper/i);
+    expect(String((parseEvent(deep(200, '{"__proto__":{"x":1}}')) as Malformed).error)).toMatch(/deeper than 64 levels/);
   });
 });
 

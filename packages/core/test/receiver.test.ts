@@ -166,6 +166,40 @@ describe('the receiver pipeline', () => {
     expect(seen).toBe(7);
   });
 
+  /** A signed event with an extra field holding `levels` nested arrays: the event is level 1. */
+  const nested = (levels: number, prefix = '') => {
+    const json = JSON.stringify({ ...createEvent('payment.success'), extra: 0 }).replace('"extra":0', `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`);
+    return prefix + json;
+  };
+
+  it.each([
+    ['a 100,000-deep array', nested(100_000)],
+    ['one level past the limit', nested(64)],
+    ['a deep array behind a byte-order mark', nested(100, '\ufeff')],
+  ])('answers 400 to %s in an extra field, with a valid signature, and reports why', async (_, body) => {
+    const { receiver, runs, reports } = setup();
+    const res = await receiver.handle(post(body, { 'x-service-signature': sign(body, secret) }));
+    expect(res.status).toBe(400);
+    expect(await res.text()).toBe('{"outcome":"malformed"}');
+    expect(runs).toHaveLength(0);
+    expect(String((reports.at(-1)!.error as Error).message)).toMatch(/deeper than 64 levels/);
+  });
+
+  it('passes an event nested exactly 64 levels deep', async () => {
+    const { receiver, runs } = setup();
+    const body = nested(63);
+    expect((await receiver.handle(post(body, { 'x-service-signature': sign(body, secret) }))).status).toBe(200);
+    expect(runs).toHaveLength(1);
+  });
+
+  it('still finds an escaped __proto__ key deeper than the fast walk used to look', async () => {
+    const { receiver, runs } = setup();
+    const deep = `${'{"a":'.repeat(40)}{"\\u005f_proto__":{"polluted":1}}${'}'.repeat(40)}`;
+    const body = JSON.stringify({ ...createEvent('payment.success'), extra: 0 }).replace('"extra":0', `"extra":${deep}`);
+    expect((await receiver.handle(post(body, { 'x-service-signature': sign(body, secret) }))).status).toBe(400);
+    expect(runs).toHaveLength(0);
+  });
+
   it('answers 413 to a body over the limit, before any signature work', async () => {
     const { receiver, runs } = setup({ maxBodyBytes: 1_000 });
     const big = JSON.stringify({ ...createEvent('payment.success'), pad: 'x'.repeat(2_000) });

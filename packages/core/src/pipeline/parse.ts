@@ -5,9 +5,9 @@ import type { RawBody } from '../signature.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Bytes to a payment event, after the signature held: strict UTF-8, JSON without prototype keys,
- * and the shape of section 2.1 (unknown extra fields pass). The common payload takes the fast
- * path (`JSON.parse`, a walk over its keys, a hand check of its shape); anything that could be a
+ * Bytes to a payment event, after the signature held: strict UTF-8, JSON without prototype keys
+ * and nested at most MAX_JSON_DEPTH levels, and the shape of section 2.1 (unknown extra fields
+ * pass). The common payload takes the fast path (`JSON.parse`, a walk over its keys, a hand check of its shape); anything that could be a
  * prototype key gets secure-json-parse's verdict, anything misshapen zod's message.
  */
 export function parseEvent(body: RawBody): PaymentEvent | Malformed {
@@ -15,8 +15,12 @@ export function parseEvent(body: RawBody): PaymentEvent | Malformed {
   try {
     const text = typeof body === 'string' ? body : utf8.decode(body);
     value = text.charCodeAt(0) === 0xfeff ? undefined : JSON.parse(text);
-    if (value === undefined || (typeof value === 'object' && value !== null && mayHavePrototypeKey(value, 0))) {
+    const found = value === undefined ? PROTOTYPE_KEY : typeof value === 'object' && value !== null ? scan(value, 1) : undefined;
+    if (found === TOO_DEEP) return new Malformed(new Error(TOO_DEEP_MESSAGE));
+    if (found === PROTOTYPE_KEY) {
       value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+      // A byte-order mark hid the text from JSON.parse above: the depth is checked on what it parsed to.
+      if (typeof value === 'object' && value !== null && scan(value, 1) === TOO_DEEP) return new Malformed(new Error(TOO_DEEP_MESSAGE));
     }
   } catch (error) {
     return new Malformed(error);
@@ -33,16 +37,32 @@ export class Malformed {
 }
 
 /**
- * Whether any object in the tree has a `__proto__` or `constructor` key (JSON.parse makes them
- * plain own keys, escapes decoded). A walk over the parsed keys is a quarter of the cost of a
- * scan of the text; a tree deeper than a payload ever is goes to the slow path too.
+ * How deep objects and arrays may nest, the event itself being level 1. The service's events nest
+ * two levels; a deeper tree only costs handlers (a recursive `JSON.stringify` of 100,000 levels
+ * throws) and is answered as a malformed payload.
  */
-function mayHavePrototypeKey(node: object, depth: number): boolean {
-  if (depth > 32) return true;
+export const MAX_JSON_DEPTH = 64;
+const TOO_DEEP_MESSAGE = `[@payhook/core] the payload nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels; no event of the service does, so it was not handled.`;
+const TOO_DEEP = 1;
+const PROTOTYPE_KEY = 2;
+
+/**
+ * Whether the tree nests past MAX_JSON_DEPTH, or any object in it has a `__proto__` or
+ * `constructor` key (JSON.parse makes them plain own keys, escapes decoded), which
+ * secure-json-parse then judges. A walk over the parsed keys is a quarter of the cost of a scan
+ * of the text.
+ */
+function scan(node: object, depth: number): typeof TOO_DEEP | typeof PROTOTYPE_KEY | undefined {
+  if (depth > MAX_JSON_DEPTH) return TOO_DEEP;
+  let found: typeof PROTOTYPE_KEY | undefined;
   for (const key in node) {
-    if (key === '__proto__' || key === 'constructor') return true;
+    if (key === '__proto__' || key === 'constructor') found = PROTOTYPE_KEY;
     const child = (node as Record<string, unknown>)[key];
-    if (typeof child === 'object' && child !== null && mayHavePrototypeKey(child, depth + 1)) return true;
+    if (typeof child === 'object' && child !== null) {
+      const below = scan(child, depth + 1);
+      if (below === TOO_DEEP) return TOO_DEEP;
+      found ??= below;
+    }
   }
-  return false;
+  return found;
 }
