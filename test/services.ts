@@ -32,7 +32,7 @@ export async function requireRedis(): Promise<string | undefined> {
     await client.ping();
     return REDIS_URL;
   } catch (error) {
-    return unavailable('Redis', REDIS_URL, cause ?? error, 'redis-server --daemonize yes --port 6379 --save "" --appendonly no');
+    return unavailable('Redis', REDIS_URL, cause ?? error, 'redis-server --daemonize yes --port 6379 --appendonly yes --appendfsync everysec');
   } finally {
     client.disconnect();
   }
