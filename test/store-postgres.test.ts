@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { createReceiver, type DeliveryReport, type HandlerContext } from '@payhook/core';
 import { postgresStore, schemaSql } from '@payhook/store-postgres';
@@ -183,5 +183,61 @@ describe.skipIf(!url)('postgres', () => {
       expect(Date.now() - started).toBeLessThan(2_500);
       await down.close();
     });
+
+    it('survives the connection of a transaction being killed: the delivery fails, the process and the pool go on', async () => {
+      const key = `killed_${randomUUID()}`;
+      const token = await claim(key);
+      let backend = 0;
+      const slow = store.transactional(async (_event, _ctx, client) => {
+        backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+        await client.query('select pg_sleep(10)');
+      });
+      const running = slow(createEvent('payment.success'), ctxFor(key, token));
+      while (backend === 0) await sleep(5); // Real wait: for the server to run the effect's first query.
+      await pool.query('select pg_terminate_backend($1)', [backend]);
+      const clients = pool.totalCount;
+      // Without an 'error' listener on the checked-out client this was an uncaught error: the process ended.
+      await expect(running).rejects.toThrow(/^\[@payhook\/store-postgres\] the connection to PostgreSQL broke during a transaction \(terminating connection/);
+      // The broken client was discarded, not handed back to the pool.
+      expect(pool.totalCount).toBe(clients - 1);
+      // The claim is still held (the receiver releases it on the failure); the next transaction works.
+      const next = `after_${randomUUID()}`;
+      await insertEffect(createEvent('payment.success'), ctxFor(next, await claim(next)));
+      expect(await effectCount(next)).toBe(1);
+    });
+
+    it('listens for idle connection errors on a pool you pass that has no listener, and leaves one that has', () => {
+      const bare = new pg.Pool({ connectionString: url! });
+      postgresStore({ pool: bare, table });
+      expect(bare.listenerCount('error')).toBe(1);
+      const heard = new pg.Pool({ connectionString: url! });
+      const mine = () => {};
+      heard.on('error', mine);
+      postgresStore({ pool: heard, table });
+      expect(heard.listeners('error')).toEqual([mine]);
+      return Promise.all([bare.end(), heard.end()]);
+    });
+
+    it('warns once when the server acknowledges commits before they are durable, unless told not to', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const lax = () => new pg.Pool({ connectionString: url!, options: '-c synchronous_commit=off' });
+      const pools = [lax(), lax(), new pg.Pool({ connectionString: url! })];
+      try {
+        const stores = [
+          postgresStore({ pool: pools[0], table }),
+          postgresStore({ pool: pools[1], table, checkDurability: false }),
+          postgresStore({ pool: pools[2], table }),
+        ];
+        for (const st of stores) for (let i = 0; i < 3; i++) await st.get(`durability_${i}`);
+        await sleep(100); // Real wait: the check is a query of its own, sent beside the first one.
+        const said = warn.mock.calls.map((c) => String(c[0]));
+        expect(said).toHaveLength(1);
+        expect(said[0]).toMatch(/^\[@payhook\/store-postgres\] the database runs with synchronous_commit=off/);
+      } finally {
+        warn.mockRestore();
+        await Promise.all(pools.map((p) => p.end()));
+      }
+    });
+
   });
 });

@@ -10,6 +10,8 @@
  *   CHILD_EFFECT_URL  where redis-counter and pg-insert record effects (default CHILD_URL), so a
  *                     fault test can break the store's server and still count effects elsewhere
  *   CHILD_LEASE_MS, CHILD_BUDGET_MS
+ *   CHILD_EFFECT_MS   pg-transactional: hold the transaction open this long (pg_sleep) before
+ *                     the insert, so a fault test finds transactions open when it breaks the server
  *   CHILD_HANG_AT     after-claim | mid-handler | after-effect: print `POINT <name>` there and
  *                     hang, for the parent to kill -9 this process
  *
@@ -34,6 +36,7 @@ const url = env('CHILD_URL');
 const run = env('CHILD_RUN');
 const effectKind = env('CHILD_EFFECT');
 const hangAt = process.env.CHILD_HANG_AT ?? '';
+const effectMs = Number(process.env.CHILD_EFFECT_MS ?? 0);
 const REDIS_PREFIX = 'payhook-test:';
 
 const never = () => new Promise<never>(() => {});
@@ -61,6 +64,8 @@ const store: Store =
 const effectUrl = process.env.CHILD_EFFECT_URL ?? url;
 const effectRedis = effectKind === 'redis-counter' ? new Redis(effectUrl) : undefined;
 const effectPool = effectKind === 'pg-insert' ? new pg.Pool({ connectionString: effectUrl }) : undefined;
+// A pool of the merchant's own needs its 'error' listener: without one, an idle connection that dies with a restart ends the process.
+effectPool?.on('error', (error) => console.error(`[receiver child] effects pool: ${error.message}`));
 const insertEffect = 'insert into payhook_test_effects (run, key, attempt, pid) values ($1, $2, $3, $4)';
 
 let handler: EventHandler;
@@ -68,6 +73,7 @@ if (effectKind === 'pg-transactional') {
   if (!pgStore) throw new Error('[receiver child] pg-transactional needs CHILD_STORE=postgres');
   const tx = pgStore.transactional(async (event, ctx, client) => {
     if (hangAt === 'mid-handler') await point('mid-handler');
+    if (effectMs > 0) await client.query('select pg_sleep($1)', [effectMs / 1000]);
     await client.query(insertEffect, [run, event.reference, ctx.attempt, process.pid]);
   });
   handler = async (event, ctx) => {

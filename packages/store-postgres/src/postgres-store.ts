@@ -15,13 +15,17 @@ import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { createSchema } from './create-schema.js';
 import { inTransaction } from './in-transaction.js';
-import { createPool } from './own-pool.js';
+import { createPool, hearIdleErrors, warnIfNotDurable } from './own-pool.js';
 import { DEFAULT_TABLE, quoteTable } from './schema.js';
 import { storeStatements } from './store-statements.js';
 import { NAME, storeError } from './store-error.js';
 
 export interface PostgresStoreOptions {
-  /** A pg Pool you own; the store never ends it. Give it a `connectionTimeoutMillis` so a down database fails fast. */
+  /**
+   * A pg Pool you own; the store never ends it. Give it a `connectionTimeoutMillis` so a down
+   * database fails fast. If it has no `'error'` listener the store adds one that logs, so that an
+   * idle connection dying cannot end the process.
+   */
   pool?: Pool;
   /** A connection string; the store then creates, tunes and ends its own pool. */
   connectionString?: string;
@@ -33,6 +37,11 @@ export interface PostgresStoreOptions {
   createTable?: boolean;
   /** Longest wait for a store query or a connection. Default 2000 ms, under the receiver's budget. */
   queryTimeoutMs?: number;
+  /**
+   * On first use, read the server's `synchronous_commit` and warn once when it is off: a crash
+   * can then lose done records already answered 200. Default true.
+   */
+  checkDurability?: boolean;
 }
 
 /** A merchant's database effect, run on `client` inside the transaction that marks the event done. */
@@ -99,6 +108,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const timeoutMs = positiveMs(options.queryTimeoutMs ?? 2_000, 'queryTimeoutMs');
   const owned = !options.pool;
   const pool = options.pool ?? createPool(options.connectionString, timeoutMs);
+  // A pool of yours with no 'error' listener would end the process when an idle connection dies.
+  if (options.pool) hearIdleErrors(options.pool);
   const SQL = storeStatements(t);
 
   let schemaReady: Promise<void> | undefined;
@@ -110,9 +121,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     }));
   };
 
+  let durabilityChecked = options.checkDurability === false;
   async function query<R extends QueryResultRow>(what: string, key: string, text: string, values: unknown[]) {
     try {
       await ensureTable();
+      if (!durabilityChecked) {
+        durabilityChecked = true;
+        void warnIfNotDurable(pool);
+      }
       // Unnamed statements: named ones would break behind PgBouncer's transaction pooling.
       return await pool.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
     } catch (cause) {
@@ -170,24 +186,30 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     transactional<E extends PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E> {
       return async (event, ctx) => {
         const key = ctx.dedupeKey;
-        let client: PoolClient;
         try {
           await ensureTable();
-          client = await pool.connect();
         } catch (cause) {
           throw storeError('open a transaction for', key, cause, table);
         }
-        await inTransaction(client, async () => {
-          // Fence first: the effect runs only while this delivery holds the claim, and the row lock
-          // keeps any takeover waiting until the transaction ends.
-          const marked = await client.query(SQL.completeHeld, [key, ctx.claimToken, retentionMs]);
-          if (marked.rowCount !== 1) {
-            throw new Error(
-              `${NAME} the claim on "${key}" is no longer held by this delivery (its lease lapsed and another delivery took it over, or it is done), so the effect did not run. Raise leaseMs above your slowest handler.`,
-            );
-          }
-          await effect(event, ctx, client);
-        });
+        let began = false;
+        try {
+          await inTransaction(pool, async (client) => {
+            began = true;
+            // Fence first: the effect runs only while this delivery holds the claim, and the row lock
+            // keeps any takeover waiting until the transaction ends.
+            const marked = await client.query(SQL.completeHeld, [key, ctx.claimToken, retentionMs]);
+            if (marked.rowCount !== 1) {
+              throw new Error(
+                `${NAME} the claim on "${key}" is no longer held by this delivery (its lease lapsed and another delivery took it over, or it is done), so the effect did not run. Raise leaseMs above your slowest handler.`,
+              );
+            }
+            await effect(event, ctx, client);
+          });
+        } catch (error) {
+          // No connection to be had: the database is down, the same as a failed claim.
+          if (!began) throw storeError('open a transaction for', key, error, table);
+          throw error;
+        }
       };
     },
     async purgeExpired({ batchSize = 10_000 } = {}) {
