@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { DEFAULT_RETENTION_MS } from '@payhook/core';
 import { redisStore } from '@payhook/store-redis';
 import { storeConformance } from '@payhook/testing/store';
+import { hasRedisServer, startRedis } from './faults/redis-server.js';
 import { requireRedis } from './services.js';
 
 const url = await requireRedis();
@@ -103,5 +104,31 @@ describe.skipIf(!url)('redis', () => {
       expect(() => redisStore({ client: redis, prefix: 'a{b}:' })).toThrow(/prefix must not contain/);
       expect(() => redisStore({ client: redis, retentionMs: 0 })).toThrow(/retentionMs must be a positive/);
     });
+  });
+});
+
+describe.skipIf(!url || !hasRedisServer())('the redis store on a server that keeps nothing', () => {
+  it('warns once when the server has no append-only file, and not when it has one, refuses CONFIG, or is told not to', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const servers = await Promise.all([startRedis('none'), startRedis('everysec'), startRedis('none', ['--rename-command', 'CONFIG', ''])]);
+    const [bare, durable, locked] = servers;
+    const stores = [
+      redisStore({ url: bare!.url }),
+      redisStore({ url: bare!.url, checkDurability: false }),
+      redisStore({ url: durable!.url }),
+      redisStore({ url: locked!.url }),
+    ];
+    try {
+      for (const [n, store] of stores.entries()) for (let i = 0; i < 3; i++) expect((await store.claim(`durability_${n}_${i}`, 5_000)).status).toBe('claimed');
+      // Real wait: the check is a command of its own, sent beside the first claim.
+      await new Promise((r) => setTimeout(r, 100));
+      const said = warn.mock.calls.map((c) => String(c[0]));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/^\[@payhook\/store-redis\] Redis runs without its append-only file \(appendonly no\)/);
+    } finally {
+      warn.mockRestore();
+      await Promise.all(stores.map((s) => s.close()));
+      await Promise.all(servers.map((s) => s.stop()));
+    }
   });
 });

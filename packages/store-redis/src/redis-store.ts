@@ -21,6 +21,12 @@ export interface RedisStoreOptions {
   retentionMs?: number;
   /** Longest wait for Redis, per command and for a connection being made. Default 2000 ms, under the receiver's budget. */
   commandTimeoutMs?: number;
+  /**
+   * On first use, ask the server (`CONFIG GET appendonly`) whether it keeps an append-only file,
+   * and warn once when it does not: a restart then forgets every done record. Silent where CONFIG
+   * is not allowed. Default true.
+   */
+  checkDurability?: boolean;
 }
 
 export interface RedisStore extends Store {
@@ -111,9 +117,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     return connecting;
   }
 
+  let durabilityChecked = options.checkDurability === false;
   async function call(what: string, key: string, run: () => Promise<unknown>): Promise<unknown> {
     try {
       await ready();
+      if (!durabilityChecked) {
+        durabilityChecked = true;
+        void warnIfNotDurable(client);
+      }
       return await run();
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
@@ -195,6 +206,20 @@ function createClient(url: string | undefined, timeoutMs: number): Redis {
     down = false;
   });
   return client;
+}
+
+/** Warn once when the server keeps no append-only file; never fails anything (managed Redis often refuses CONFIG). */
+async function warnIfNotDurable(client: Redis | Cluster): Promise<void> {
+  try {
+    const reply = (await client.config('GET', 'appendonly')) as string[];
+    if (reply[1] !== 'no') return;
+    console.warn(
+      `${NAME} Redis runs without its append-only file (appendonly no): a restart, a crash or a failover forgets the done records, and copies of events that arrive afterwards run again. ` +
+        'Turn it on (appendonly yes; appendfsync everysec loses at most about the last second of done records, always none), or pass checkDurability: false to silence this.',
+    );
+  } catch {
+    // CONFIG refused or renamed: nothing to say.
+  }
 }
 
 function positiveMs(value: number, name: string): number {
