@@ -6,6 +6,8 @@ export interface EventFate {
   reference: string;
   /** True once any copy of the event was answered 2xx: the service then stops retrying it. */
   acked: boolean;
+  /** When the first 2xx came (`performance.now()`). */
+  ackedAt?: number;
   /** Every answer, as `status outcome`, or `network` when the connection failed. */
   answers: string[];
 }
@@ -57,6 +59,7 @@ export async function serviceLoad(load: ServiceLoad): Promise<EventFate[]> {
           );
           fate.answers.push(answer);
           if (answer.startsWith('2')) {
+            fate.ackedAt ??= performance.now();
             fate.acked = true;
             return;
           }
