@@ -13,7 +13,7 @@ import { ADAPTER, type Receiver, type ReceiverAdapter } from './receiver.js';
 export type { ReceiverAdapter } from './receiver.js';
 export type { RawDelivery } from './pipeline/intake.js';
 export type { ReceiverResult } from './pipeline/outcome.js';
-export { readBodyLimited } from './read-body.js';
+export { readBodyLimited, type BodyDeadline } from './read-body.js';
 export { bodyUnavailable } from './body-unavailable.js';
 
 /** The adapter's view of a receiver made by `createReceiver`. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
-import { adapterOf, type RawDelivery } from './adapter.js';
+import { adapterOf, type BodyDeadline, type RawDelivery } from './adapter.js';
 import type { ReceiverResult } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
 import type { RawBody } from './signature.js';
@@ -29,30 +29,77 @@ export async function processNodeRequest(
   req: IncomingMessage,
   options: NodeDeliveryOptions = {},
 ): Promise<ReceiverResult> {
-  const { process, maxBodyBytes, signatureHeader } = adapterOf(receiver);
+  const { process, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
   const delivery: RawDelivery = { method: req.method ?? 'GET', signature: req.headers[signatureHeader], framework: options.framework };
   if (delivery.method.toUpperCase() !== 'POST' || options.body !== undefined) return process({ ...delivery, body: options.body });
-  return process({ ...delivery, ...(await readNodeBody(req, maxBodyBytes)) });
+  return process({ ...delivery, ...(await readNodeBody(req, maxBodyBytes, bodyDeadline)) });
 }
 
-/** The body's bytes, or why there are none. Never waits for a stream that already ended. */
-async function readNodeBody(req: IncomingMessage, limit: number): Promise<Pick<RawDelivery, 'body' | 'problem' | 'parsed' | 'error'>> {
+type NodeBody = Pick<RawDelivery, 'body' | 'problem' | 'parsed' | 'error'>;
+
+/** The body's bytes, or why there are none. Never waits for a stream that already ended, nor past the deadline. */
+async function readNodeBody(req: IncomingMessage, limit: number, deadline: BodyDeadline): Promise<NodeBody> {
   // A body parser ran first: the bytes are gone.
   const parsed = (req as { body?: unknown }).body;
   if (parsed !== undefined || req.readableEnded || !req.readable) return { problem: 'unavailable', parsed };
+  let timer: unknown;
+  const late = new Promise<NodeBody>((resolve) => {
+    timer = deadline.clock.setTimeout(() => {
+      // Stop taking bytes; the answer closes the connection.
+      req.unpipe();
+      req.pause();
+      resolve({ problem: 'too-slow' });
+    }, deadline.ms);
+  });
+  const read = getRawBody(req, { length: req.headers['content-length'], limit }).then(
+    (body): NodeBody => ({ body }),
+    (error: unknown): NodeBody => {
+      const type = (error as { type?: string }).type;
+      if (type === 'entity.too.large') return { problem: 'too-large' };
+      if (type === 'stream.not.readable') return { problem: 'unavailable' };
+      // Aborted uploads and a Content-Length that does not match the bytes sent.
+      return { problem: 'unreadable', error };
+    },
+  );
   try {
-    return { body: await getRawBody(req, { length: req.headers['content-length'], limit }) };
-  } catch (error) {
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') return { problem: 'too-large' };
-    if (type === 'stream.not.readable') return { problem: 'unavailable' };
-    // Aborted uploads and a Content-Length that does not match the bytes sent.
-    return { problem: 'unreadable', error };
+    return await Promise.race([read, late]);
+  } finally {
+    deadline.clock.clearTimeout(timer);
   }
 }
 
-/** Write a pipeline answer to a Node response. */
+/** How long a connection answered with `Connection: close` keeps taking (and dropping) the rest of its body. */
+const LINGER_MS = 2_000;
+
+/**
+ * Let an answer sent before its request's body was read reach the client: Node closes such a
+ * connection as soon as the answer is written, and a socket closed with unread bytes is reset,
+ * so a client still uploading gets ECONNRESET instead of the 413 or 408. Here the rest of the
+ * body is read and dropped until it ends, or for at most LINGER_MS, before the connection closes.
+ *
+ * @example
+ * lingerOnClose(res); // before writing a 413 with `Connection: close`
+ */
+export function lingerOnClose(res: ServerResponse): void {
+  const { req, socket } = res;
+  if (!req || !socket || req.complete) return;
+  const destroySoon = socket.destroySoon.bind(socket);
+  socket.destroySoon = () => {
+    const close = () => {
+      clearTimeout(timer);
+      destroySoon();
+    };
+    const timer = setTimeout(close, LINGER_MS);
+    timer.unref();
+    req.once('end', close);
+    req.unpipe();
+    req.resume();
+  };
+}
+
+/** Write a pipeline answer to a Node response; one that closes the connection lets the client read it first. */
 export function writeNodeResponse(res: ServerResponse, result: ReceiverResult): void {
+  if (result.headers.connection === 'close') lingerOnClose(res);
   res.writeHead(result.status, result.headers as Record<string, string>);
   res.end(result.body);
 }

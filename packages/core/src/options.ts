@@ -19,6 +19,12 @@ export interface ReceiverOptions {
   budgetMs?: number;
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Longest a body may take to arrive once payhook starts reading it; past it the answer is 408
+   * and the connection is closed. Default 10000: the service gives up on a delivery after 10 s,
+   * so a body still arriving then is not the service's.
+   */
+  bodyTimeoutMs?: number;
   /** What makes two deliveries the same. Default: mode + reference + event. */
   dedupeKey?: (event: PaymentEvent) => string;
   /** How long a claim holds before another process may take it over. Default 30 s, inside the service's first 1-minute retry gap. */
@@ -54,12 +60,17 @@ export function resolveOptions(options: ReceiverOptions) {
   if (!(Number.isInteger(maxBodyBytes) && maxBodyBytes > 0)) {
     throw new RangeError(`[@payhook/core] maxBodyBytes must be a positive whole number of bytes; got ${maxBodyBytes}.`);
   }
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? SERVICE_TIMEOUT_MS;
+  if (!(Number.isFinite(bodyTimeoutMs) && bodyTimeoutMs > 0)) {
+    throw new RangeError(`[@payhook/core] bodyTimeoutMs must be a positive number of milliseconds; got ${bodyTimeoutMs}. Leave it unset for ${SERVICE_TIMEOUT_MS}.`);
+  }
   const clock = options.clock ?? systemClock;
   return {
     secrets: checkSecrets(options.secret),
     budgetMs,
     leaseMs,
     maxBodyBytes,
+    bodyTimeoutMs,
     retentionMs: options.retentionMs,
     clock,
     store: options.store ?? memoryStore({ now: () => clock.now() }),

@@ -10,6 +10,7 @@ import { createLoopWatch } from './pipeline/loop-watch.js';
 import { answerOf, createReporter, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
 import { readRequest } from './pipeline/read-request.js';
+import type { BodyDeadline } from './read-body.js';
 import { verifyStep } from './pipeline/verify.js';
 import type { RawBody, VerifyResult } from './signature.js';
 import { storeOps, type Store } from './store.js';
@@ -33,6 +34,8 @@ export interface ReceiverAdapter {
   /** The pipeline on what the adapter read: bytes, or why there are none. */
   process(delivery: RawDelivery): Promise<ReceiverResult>;
   readonly maxBodyBytes: number;
+  /** How long a body may take to arrive, on the receiver's clock; past it the delivery is `too-slow`. */
+  readonly bodyDeadline: BodyDeadline;
   /** The header to read the signature from, lower case. */
   readonly signatureHeader: string;
 }
@@ -108,7 +111,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     store: o.store,
     dedupeKey: o.dedupeKey,
   };
-  const adapter: ReceiverAdapter = { process, maxBodyBytes: o.maxBodyBytes, signatureHeader: o.signatureHeader };
+  const bodyDeadline = { ms: o.bodyTimeoutMs, clock: o.clock };
+  const adapter: ReceiverAdapter = { process, maxBodyBytes: o.maxBodyBytes, bodyDeadline, signatureHeader: o.signatureHeader };
   Object.defineProperty(receiver, ADAPTER, { value: adapter });
   return receiver;
 }

@@ -2,7 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEvent, signedBody } from '@payhook/testing';
+import { createEvent, manualClock, signedBody } from '@payhook/testing';
 import { createReceiver, type DeliveryReport } from '../src/index.js';
 import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node.js';
 
@@ -144,5 +144,31 @@ describe('the Node bridge', () => {
     const res = await request(server).post('/webhooks').set(headers).send(body);
     expect(res.status).toBe(200);
     expect(runs).toHaveLength(1);
+  });
+});
+
+describe('a body that never ends', () => {
+  it('is answered 408 with Connection: close at bodyTimeoutMs on the receiver clock, and the handler never runs', async () => {
+    const clock = manualClock(0);
+    const runs: string[] = [];
+    const receiver = createReceiver({ secret, clock, bodyTimeoutMs: 5_000, logger: { warn() {}, error() {} } }).onAny((e) => void runs.push(e.reference));
+    const { port } = await serve(toNodeListener(receiver));
+    const answer = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode!, connection: res.headers.connection });
+      });
+      req.on('error', reject);
+      req.write('{'); // and nothing more
+    });
+    // Real wait: until the bytes have crossed the socket and the bridge is reading.
+    await new Promise((r) => setTimeout(r, 50));
+    let answered = false;
+    void answer.then(() => (answered = true));
+    await clock.advance(4_999);
+    expect(answered).toBe(false);
+    await clock.advance(1);
+    expect(await answer).toEqual({ status: 408, connection: 'close' });
+    expect(runs).toEqual([]);
   });
 });

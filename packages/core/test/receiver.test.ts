@@ -166,6 +166,26 @@ describe('the receiver pipeline', () => {
     expect(seen).toBe(7);
   });
 
+  it('answers 408 and cancels the body when it is still arriving after bodyTimeoutMs, before any signature work', async () => {
+    const clock = manualClock(0);
+    const { receiver, runs, reports } = setup({ clock, bodyTimeoutMs: 1_000 });
+    let cancelled = false;
+    // One byte, then nothing: a sender that never finishes.
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => c.enqueue(new Uint8Array([0x7b])),
+      cancel: () => void (cancelled = true),
+    });
+    const answer = watch(receiver.handle(new Request('http://127.0.0.1/webhooks', { method: 'POST', body, duplex: 'half' } as RequestInit)));
+    await clock.advance(999);
+    expect(answer.settled).toBe(false);
+    await clock.advance(1);
+    const res = await answer.promise;
+    expect([res.status, res.headers.get('connection'), await res.text()]).toEqual([408, 'close', '{"outcome":"too-slow"}']);
+    expect(cancelled).toBe(true);
+    expect(runs).toHaveLength(0);
+    expect(reports.map((r) => r.outcome)).toEqual(['too-slow']);
+  });
+
   /** A signed event with an extra field holding `levels` nested arrays: the event is level 1. */
   const nested = (levels: number, prefix = '') => {
     const json = JSON.stringify({ ...createEvent('payment.success'), extra: 0 }).replace('"extra":0', `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`);
@@ -535,6 +555,8 @@ describe('the receiver pipeline', () => {
     [{ secret: [] }, /`secret` must be/],
     [{ leaseMs: 1_000, budgetMs: 2_000 }, /leaseMs \(1000\) must be longer than budgetMs/],
     [{ maxBodyBytes: -1 }, /maxBodyBytes/],
+    [{ bodyTimeoutMs: 0 }, /bodyTimeoutMs must be a positive number/],
+    [{ bodyTimeoutMs: Number.NaN }, /bodyTimeoutMs/],
   ] as [Partial<ReceiverOptions>, RegExp][])('rejects bad options %j with a message that starts with the package', (opts, message) => {
     expect(() => createReceiver({ secret, ...opts })).toThrow(message);
     expect(() => createReceiver({ secret, ...opts })).toThrow(/^\[@payhook\/core\]/);

@@ -1,7 +1,8 @@
+import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Receiver } from '@payhook/core';
-import { adapterOf, type ReceiverResult } from '@payhook/core/adapter';
-import { processNodeRequest } from '@payhook/core/node';
+import { adapterOf, type BodyDeadline, type ReceiverResult } from '@payhook/core/adapter';
+import { lingerOnClose, processNodeRequest } from '@payhook/core/node';
 
 export interface PayhookFastifyOptions {
   receiver: Receiver;
@@ -9,7 +10,29 @@ export interface PayhookFastifyOptions {
   path?: string;
 }
 
-const send = (reply: FastifyReply, r: ReceiverResult) => reply.code(r.status).headers(r.headers).send(r.body);
+const TOO_SLOW = 'PAYHOOK_BODY_TOO_SLOW';
+
+const send = (reply: FastifyReply, r: ReceiverResult) => {
+  // An answer that closes the connection before the body was read: let the client read it first.
+  if (r.headers.connection === 'close') lingerOnClose(reply.raw);
+  return reply.code(r.status).headers(r.headers).send(r.body);
+};
+
+/** The body as Fastify's parser reads it, cut off with an error Fastify passes on when the deadline passes first. */
+function withDeadline(payload: Readable, { ms, clock }: BodyDeadline): Readable {
+  const out = new PassThrough();
+  const timer = clock.setTimeout(() => {
+    payload.unpipe(out);
+    payload.pause();
+    out.destroy(Object.assign(new Error(`[@payhook/fastify] the body did not arrive within ${ms} ms`), { code: TOO_SLOW, statusCode: 408 }));
+  }, ms);
+  const stop = () => clock.clearTimeout(timer);
+  out.once('end', stop).once('close', stop);
+  // Fastify stops listening once it has an answer (a 413, say): a late error must not go unheard.
+  out.on('error', () => {});
+  payload.once('error', (error) => out.destroy(error));
+  return payload.pipe(out);
+}
 
 /**
  * The webhook route for Fastify 4 and 5, as an encapsulated plugin: its buffer parsers apply to
@@ -24,16 +47,25 @@ export const payhookFastify: FastifyPluginAsync<PayhookFastifyOptions> = async (
   const { receiver, path = '/webhooks' } = options;
   // This scope only: drop the parsers inherited from the app and keep every body as raw bytes.
   instance.removeAllContentTypeParsers();
-  const { process, maxBodyBytes, signatureHeader } = adapterOf(receiver);
+  const { process, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
   const keepBytes = { parseAs: 'buffer' as const, bodyLimit: maxBodyBytes };
   const asIs = (_req: unknown, body: Buffer | string, done: (error: null, body: Buffer | string) => void) => done(null, body);
   instance.addContentTypeParser('application/json', keepBytes, asIs);
   instance.addContentTypeParser('*', keepBytes, asIs);
+  // Fastify reads the body itself and sets no time limit by default: the receiver's deadline applies here.
+  instance.addHook('preParsing', async (_request, reply, payload) => {
+    const body = withDeadline(payload, bodyDeadline);
+    // Answered before the body ended (a 413): the deadline has nothing left to cut.
+    reply.raw.once('finish', () => body.destroy());
+    return body;
+  });
   instance.setErrorHandler(async (error, request, reply) => {
     // Fastify counts the bytes against bodyLimit as they stream in; the pipeline answers.
-    if ((error as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
+    const code = (error as { code?: string }).code;
+    const problem = code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too-large' : code === TOO_SLOW ? 'too-slow' : undefined;
+    if (!problem) throw error;
     const signature = request.headers[signatureHeader];
-    return send(reply, await process({ method: request.method, signature, problem: 'too-large', framework: 'fastify' }));
+    return send(reply, await process({ method: request.method, signature, problem, framework: 'fastify' }));
   });
   instance.all(path, async (request, reply) => {
     const body = Buffer.isBuffer(request.body) ? request.body : undefined;

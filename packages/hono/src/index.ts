@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import type { Receiver } from '@payhook/core';
 
@@ -23,8 +23,10 @@ export function payhookHono(receiver: Receiver): (c: Context) => Promise<Respons
       return receiver.handle(c.req.raw, { framework: 'hono' });
     }
     // Loaded only on Node, so the adapter still runs where node: modules do not exist.
-    const { processNodeRequest } = await import('@payhook/core/node');
+    const { lingerOnClose, processNodeRequest } = await import('@payhook/core/node');
     const result = await processNodeRequest(receiver, incoming, { framework: 'hono' });
+    const outgoing = (c.env as { outgoing?: ServerResponse }).outgoing;
+    if (result.headers.connection === 'close' && outgoing) lingerOnClose(outgoing);
     return new Response(result.body, { status: result.status, headers: result.headers });
   };
 }

@@ -13,10 +13,11 @@ export interface RawDelivery {
   /** The untouched body bytes; absent when `problem` says why. */
   body?: RawBody;
   /**
-   * Why there is no body: over the size limit while streaming (`too-large`), read or parsed by
-   * something before payhook (`unavailable`), or broke off mid-upload (`unreadable`).
+   * Why there is no body: over the size limit while streaming (`too-large`), still arriving after
+   * `bodyTimeoutMs` (`too-slow`), read or parsed by something before payhook (`unavailable`), or
+   * broke off mid-upload (`unreadable`).
    */
-  problem?: 'too-large' | 'unavailable' | 'unreadable';
+  problem?: 'too-large' | 'too-slow' | 'unavailable' | 'unreadable';
   /** What a body parser left on the request, for the error that says how to mount payhook. */
   parsed?: unknown;
   /** The error behind `unreadable` (or a more precise one for `unavailable`), for the logs. */
@@ -35,6 +36,7 @@ export function intake(delivery: RawDelivery, maxBodyBytes: number): DeliveryRep
   if (delivery.method !== 'POST' && delivery.method.toUpperCase() !== 'POST') return reportOf('method-not-allowed');
   const { body, problem } = delivery;
   if (problem === 'too-large') return reportOf('too-large');
+  if (problem === 'too-slow') return reportOf('too-slow');
   // Aborted uploads, and a Content-Length that does not match the bytes sent.
   if (problem === 'unreadable') return reportOf('malformed', { error: delivery.error });
   if (problem === 'unavailable' || body === undefined) {

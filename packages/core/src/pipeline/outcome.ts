@@ -12,6 +12,7 @@ export type DeliveryOutcome =
   | 'malformed' // 400: signed, but not a valid payload (or an upload that broke off)
   | 'unauthorized' // 401: signature missing or wrong
   | 'method-not-allowed' // 405
+  | 'too-slow' // 408: the body did not arrive within bodyTimeoutMs; the connection is closed
   | 'in-progress' // 409: another delivery of the same event is running; the service retries later
   | 'too-large' // 413
   | 'failed' // 500: a handler threw; the claim is released so the retry runs it again
@@ -29,6 +30,7 @@ export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
   malformed: 400,
   unauthorized: 401,
   'method-not-allowed': 405,
+  'too-slow': 408,
   'in-progress': 409,
   'too-large': 413,
   failed: 500,
@@ -83,10 +85,12 @@ export interface Logger {
 export type ErrorHandler = (error: unknown, report: DeliveryReport) => void;
 
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
-// Stop reading an oversized upload rather than drain it.
+// Stop reading an oversized or endless upload rather than take it all: the connection is closed after the answer.
+const CLOSE = Object.freeze({ ...JSON_HEADERS, connection: 'close' });
 const HEADERS: Partial<Record<number, Readonly<Record<string, string>>>> = {
   405: Object.freeze({ ...JSON_HEADERS, allow: 'POST' }),
-  413: Object.freeze({ ...JSON_HEADERS, connection: 'close' }),
+  408: CLOSE,
+  413: CLOSE,
 };
 const BODIES = Object.fromEntries(Object.keys(STATUS).map((o) => [o, `{"outcome":"${o}"}`])) as Record<DeliveryOutcome, string>;
 

@@ -1,4 +1,5 @@
 import { bodyUnavailable } from '../body-unavailable.js';
+import type { Clock } from '../clock.js';
 import { readBodyLimited } from '../read-body.js';
 import type { RawDelivery } from './intake.js';
 
@@ -9,7 +10,7 @@ import type { RawDelivery } from './intake.js';
  */
 export async function readRequest(
   request: Request,
-  limits: { maxBodyBytes: number; signatureHeader: string },
+  limits: { maxBodyBytes: number; bodyTimeoutMs: number; signatureHeader: string; clock: Clock },
   framework: string | undefined,
 ): Promise<RawDelivery> {
   const { method } = request;
@@ -19,6 +20,6 @@ export async function readRequest(
     const error = new Error(bodyUnavailable(framework, undefined, 'request'));
     return { method, signature, problem: 'unavailable', framework, error };
   }
-  const body = await readBodyLimited(request, limits.maxBodyBytes);
-  return body === 'too-large' ? { method, signature, problem: 'too-large' } : { method, signature, body };
+  const body = await readBodyLimited(request, limits.maxBodyBytes, { ms: limits.bodyTimeoutMs, clock: limits.clock });
+  return typeof body === 'string' ? { method, signature, problem: body } : { method, signature, body };
 }
