@@ -94,10 +94,10 @@ describe.skipIf(!server)('PostgreSQL restarted or killed under load', () => {
     }, 120_000);
   }
 
-  it('restart with a plain handler: the receivers stay up and every acknowledged event has its effect at least once', async () => {
-    const { fates, effects, alive, seconds, stderr } = await underLoad('pg-insert', 'restart');
+  it.each(['restart', 'kill9'] as const)('%s with a plain handler: the receivers stay up and every acknowledged event has its effect at least once', async (fault) => {
+    const { fates, effects, alive, seconds, stderr } = await underLoad('pg-insert', fault);
     const reruns = [...effects.values()].filter((n) => n > 1).length;
-    console.info(`[faults:postgres] restart, plain handler: ${EVENTS} events in ${seconds} s, ${reruns} ran twice`, tally(fates));
+    console.info(`[faults:postgres] ${fault}, plain handler: ${EVENTS} events in ${seconds} s, ${reruns} ran twice`, tally(fates));
     expect(alive, stderr).toEqual([true, true]);
     expect(fates.filter((f) => !f.acked).map((f) => f.answers)).toEqual([]);
     for (const f of fates) expect(effects.get(f.reference) ?? 0, f.reference).toBeGreaterThanOrEqual(1);
