@@ -82,7 +82,7 @@ const LINGER_MS = 2_000;
  */
 export function lingerOnClose(res: ServerResponse): void {
   const { req, socket } = res;
-  if (!req || !socket || req.complete) return;
+  if (!req || !socket || req.complete || typeof socket.destroySoon !== 'function') return;
   const destroySoon = socket.destroySoon.bind(socket);
   socket.destroySoon = () => {
     const close = () => {

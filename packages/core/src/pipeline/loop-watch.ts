@@ -1,12 +1,11 @@
 import type { Clock } from '../clock.js';
 import type { EventHandler } from '../event-router.js';
+import { SERVICE_TIMEOUT_MS } from '../options.js';
 
 /** A handler that computes synchronously this long holds up every other delivery of the process. */
 export const BLOCKING_MS = 50;
 /** Two blocking runs this close together: the event loop never got a turn in between (one stretch). */
 const STRETCH_GAP_MS = 20;
-/** The service counts a delivery as failed when no 2xx comes within this many milliseconds. */
-const SERVICE_TIMEOUT_MS = 10_000;
 
 /** What a stretch of a blocked event loop did, as logged at warn. */
 export interface LoopBlockedReport {

@@ -7,8 +7,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Bytes to a payment event, after the signature held: strict UTF-8, JSON without prototype keys
  * and nested at most MAX_JSON_DEPTH levels, and the shape of section 2.1 (unknown extra fields
- * pass). The common payload takes the fast path (`JSON.parse`, a walk over its keys, a hand check of its shape); anything that could be a
- * prototype key gets secure-json-parse's verdict, anything misshapen zod's message.
+ * pass). The common payload takes the fast path (`JSON.parse`, one walk over its keys, a hand
+ * check of its shape); anything that could be a prototype key gets secure-json-parse's verdict,
+ * anything misshapen zod's message.
  */
 export function parseEvent(body: RawBody): PaymentEvent | Malformed {
   let value: unknown;
