@@ -197,7 +197,7 @@ describe.skipIf(!url)('postgres', () => {
         await client.query('select pg_sleep(10)');
       });
       // Caught at once: it fails as soon as the backend goes, before the assertions below look.
-      const running = slow(createEvent('payment.success'), ctxFor(key, token)).then(
+      const running = Promise.resolve(slow(createEvent('payment.success'), ctxFor(key, token))).then(
         () => undefined,
         (error: Error) => error,
       );
