@@ -102,6 +102,8 @@ try {
       mainFields: ['browser', 'module', 'main'],
       external: ['node:*', ...builtinModules],
       logLevel: 'silent',
+      // As from node_modules: the package's own tsconfig (its `#crypto` path for type checks) must not apply.
+      tsconfigRaw: {},
     });
     const code = out.outputFiles[0].contents;
     const [meta] = Object.values(out.metafile.outputs);

@@ -13,14 +13,14 @@ export {
   type HandlerContext,
   type HandlerOptions,
 } from './event-router.js';
-export { createReceiver, type Receiver } from './receiver.js';
+export { createReceiver, type HandleOptions, type Receiver } from './receiver.js';
 export { defaultDedupeKey, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
 export type { DeliveryOutcome, DeliveryReport, ErrorHandler, Logger, ReceiverResult } from './pipeline/outcome.js';
 export type { LoopBlockedReport } from './pipeline/loop-watch.js';
 export type { RawDelivery } from './pipeline/intake.js';
 export type { RecordClient } from './pipeline/record-check.js';
 export { systemClock, type Clock } from './clock.js';
-export { NonRetriableError } from './errors.js';
+export { isNonRetriableError, NonRetriableError } from './errors.js';
 export {
   createReconciler,
   type ReconcileClient,

@@ -17,6 +17,13 @@ export interface ReceiverOptions {
   store?: Store;
   /** Answer within this many milliseconds whatever the handler does. Default 8000; must be below 10000. */
   budgetMs?: number;
+  /**
+   * The answer when the budget runs out with a handler still running and the platform gave no
+   * `waitUntil` (see `handle`). `accept` (default): 202, the handler goes on in this process, right
+   * for long-running servers. `retry`: 503, so the service retries, for serverless platforms that
+   * freeze a function once it has answered; the retry finds the event done or runs it again.
+   */
+  afterBudget?: 'accept' | 'retry';
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
@@ -52,6 +59,10 @@ export function resolveOptions(options: ReceiverOptions) {
       `[@payhook/core] budgetMs must be above 0 and below ${SERVICE_TIMEOUT_MS} (the service's timeout); got ${budgetMs}. Leave it unset for 8000.`,
     );
   }
+  const afterBudget = options.afterBudget ?? 'accept';
+  if (afterBudget !== 'accept' && afterBudget !== 'retry') {
+    throw new TypeError(`[@payhook/core] afterBudget must be 'accept' or 'retry'; got ${String(afterBudget)}. Leave it unset for 'accept'.`);
+  }
   const leaseMs = options.leaseMs ?? 30_000;
   if (!(leaseMs > budgetMs)) {
     throw new RangeError(`[@payhook/core] leaseMs (${leaseMs}) must be longer than budgetMs (${budgetMs}).`);
@@ -68,6 +79,7 @@ export function resolveOptions(options: ReceiverOptions) {
   return {
     secrets: checkSecrets(options.secret),
     budgetMs,
+    afterBudget,
     leaseMs,
     maxBodyBytes,
     bodyTimeoutMs,

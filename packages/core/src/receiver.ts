@@ -21,18 +21,29 @@ export interface Receiver {
   onAny(handler: EventHandler, options?: HandlerOptions): Receiver;
   /** Called for every failure: handler errors (also after a 202), rejected events, store errors. */
   onError(handler: ErrorHandler): Receiver;
-  /** The web-standard entry: Hono, Next's App Router, Bun, Deno, workers. `framework` names the fix when the body was already read. */
-  handle(request: Request, options?: { framework?: string }): Promise<Response>;
+  /**
+   * The web-standard entry: Hono, Next's App Router, Bun, Deno, workers. Pass the platform's
+   * `waitUntil` (a Worker's `ctx.waitUntil`, Vercel's, Next's `after`) so that a handler still
+   * running at the budget is kept alive after the 202.
+   */
+  handle(request: Request, options?: HandleOptions): Promise<Response>;
   /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
   dispatch(event: PaymentEvent, options?: { source?: HandlerContext['source']; record?: TransactionRecord }): Promise<DeliveryReport>;
   readonly store: Store;
   readonly dedupeKey: (event: PaymentEvent) => string;
 }
 
+export interface HandleOptions {
+  /** Keeps work alive after the answer on platforms that would otherwise freeze or cancel it. */
+  waitUntil?: (work: Promise<unknown>) => void;
+  /** The framework's name, for the error that says how to mount payhook when the body was already read. */
+  framework?: string;
+}
+
 /** What adapters get of a receiver, through `adapterOf` from `@payhook/core/adapter`. */
 export interface ReceiverAdapter {
-  /** The pipeline on what the adapter read: bytes, or why there are none. */
-  process(delivery: RawDelivery): Promise<ReceiverResult>;
+  /** The pipeline on what the adapter read: bytes, or why there are none; `waitUntil` as in `handle`. */
+  process(delivery: RawDelivery, waitUntil?: HandleOptions['waitUntil']): Promise<ReceiverResult>;
   readonly maxBodyBytes: number;
   /** How long a body may take to arrive, on the receiver's clock; past it the delivery is `too-slow`. */
   readonly bodyDeadline: BodyDeadline;
@@ -70,20 +81,21 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return answerOf(report(r));
   };
 
-  function pipeline(delivery: RawDelivery): Awaitable<ReceiverResult> {
+  function pipeline(delivery: RawDelivery, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
     if (isReport(body)) return finish(body);
     const verified = verify(body, delivery.signature);
-    return isPromise(verified) ? verified.then((v) => afterVerify(v, body)) : afterVerify(verified, body);
+    return isPromise(verified) ? verified.then((v) => afterVerify(v, body, waitUntil)) : afterVerify(verified, body, waitUntil);
   }
-  function afterVerify(verified: VerifyResult, body: RawBody): Awaitable<ReceiverResult> {
+  function afterVerify(verified: VerifyResult, body: RawBody, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
     if (!verified.ok) return finish(reportOf('unauthorized'));
     const event = parseEvent(body);
     if (event instanceof Malformed) return finish(reportOf('malformed', { error: event.error }));
-    const done = claimAndRun(settings, event, { secretIndex: verified.secretIndex, source: 'webhook', budgetMs: o.budgetMs });
+    const input = { secretIndex: verified.secretIndex, source: 'webhook' as const, budgetMs: o.budgetMs, waitUntil };
+    const done = claimAndRun(settings, event, input);
     return isPromise(done) ? done.then(finish) : finish(done);
   }
-  const process = async (delivery: RawDelivery) => pipeline(delivery);
+  const process = async (delivery: RawDelivery, waitUntil?: HandleOptions['waitUntil']) => pipeline(delivery, waitUntil);
 
   const receiver: Receiver = {
     on(event, handler, handlerOptions) {
@@ -101,7 +113,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     async handle(request, handleOptions = {}) {
-      const r = await process(await readRequest(request, o, handleOptions.framework));
+      const r = await process(await readRequest(request, o, handleOptions.framework), handleOptions.waitUntil);
       return new Response(r.body, { status: r.status, headers: r.headers });
     },
     async dispatch(event, opts = {}) {

@@ -1,3 +1,6 @@
+import { syncHmac } from '#crypto';
+import type { SyncHmac } from './platform/crypto.js';
+
 /** The raw body as received: bytes, or a string hashed as its UTF-8 bytes. Never a parsed object. */
 export type RawBody = Uint8Array | string;
 
@@ -6,28 +9,14 @@ export type VerifyResult =
   | { ok: false; reason: 'missing' | 'malformed' | 'mismatch' | 'no-secret' };
 
 const PREFIX = 'sha256=';
-const UPPER_HEX = /[A-F]/;
-type NodeCrypto = typeof import('node:crypto');
-let nodeCryptoModule: NodeCrypto | null | undefined;
 
-/**
- * Node's crypto where the runtime has it (Node, Bun, Deno), found at run time so that the core
- * also loads in runtimes that only have Web Crypto (workers, edge functions).
- */
-export function nodeCrypto(): NodeCrypto | null {
-  if (nodeCryptoModule === undefined) {
-    const get = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule;
-    nodeCryptoModule = typeof get === 'function' ? ((get('node:crypto') as NodeCrypto | undefined) ?? null) : null;
+function requireSyncHmac(what: string): SyncHmac {
+  if (!syncHmac) {
+    throw new Error(
+      `[@payhook/core] ${what} needs node:crypto, which this platform's build of @payhook/core does not load; use ${what}Async (Web Crypto) instead.`,
+    );
   }
-  return nodeCryptoModule;
-}
-
-function requireNodeCrypto(what: string): NodeCrypto {
-  const c = nodeCrypto();
-  if (!c) {
-    throw new Error(`[@payhook/core] ${what} needs node:crypto, which this runtime lacks; use ${what}Async (Web Crypto) instead.`);
-  }
-  return c;
+  return syncHmac;
 }
 
 /**
@@ -38,7 +27,8 @@ function requireNodeCrypto(what: string): NodeCrypto {
  * await fetch(url, { method: 'POST', body: rawBody, headers: { 'x-service-signature': header } });
  */
 export function sign(body: RawBody, secret: string): string {
-  return PREFIX + requireNodeCrypto('sign').createHmac('sha256', secret).update(body).digest('hex');
+  const hmac = requireSyncHmac('sign');
+  return PREFIX + toHex(hmac.digest(hmac.key(secret), body));
 }
 
 /**
@@ -67,23 +57,17 @@ export function verifySignature(
  * const result = verify(rawBody, request.headers.get('x-service-signature'));
  */
 export function createVerifier(secretOrSecrets: string | readonly string[]): (body: RawBody, header: unknown) => VerifyResult {
-  const { createHmac, timingSafeEqual } = requireNodeCrypto('verifySignature');
+  const hmac = requireSyncHmac('verifySignature');
   const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
-  // Plain byte keys: HMAC with a Buffer key is cheaper per call than with a KeyObject (BENCHMARKS.md).
-  const keys = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? Buffer.from(s) : undefined)) : [];
-  // Buffer's decoder stops at the first non-hex character, and takes upper case too, which the service never sends.
-  const toBytes = (hex: string) => {
-    const bytes = Buffer.from(hex, 'hex');
-    return bytes.length === 32 && !UPPER_HEX.test(hex) ? bytes : undefined;
-  };
+  const keys = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? hmac.key(s) : undefined)) : [];
   return (body, header) => {
-    const given = prepare(header, keys, toBytes);
+    const given = prepare(header, keys, hmac.fromHex);
     if (!(given instanceof Uint8Array)) return given;
     let matched = -1;
     // Every secret is tried, so the time taken does not tell which one matched.
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
-      if (key && timingSafeEqual(createHmac('sha256', key).update(body).digest(), given) && matched < 0) matched = i;
+      if (key && hmac.equal(hmac.digest(key, body), given) && matched < 0) matched = i;
     }
     return outcome(matched);
   };

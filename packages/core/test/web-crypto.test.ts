@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEvent } from '@payhook/testing';
 import { sign, signAsync, verifySignature, verifySignatureAsync } from '../src/index.js';
@@ -33,14 +35,15 @@ describe('verification on Web Crypto', () => {
   });
 });
 
-describe('a runtime without node:crypto (workers, edge functions)', () => {
+describe('the build for workers and edge functions (no node:crypto)', () => {
   afterEach(() => {
-    vi.unstubAllGlobals();
+    vi.doUnmock('../src/platform/crypto-node.js');
     vi.resetModules();
   });
 
   it('runs the whole pipeline on Web Crypto, and says what to use instead of sign', async () => {
-    vi.stubGlobal('process', { ...process, getBuiltinModule: undefined });
+    // What the `workerd`, `edge-light`, `worker` and `browser` conditions pick for `#crypto`.
+    vi.doMock('../src/platform/crypto-node.js', () => import('../src/platform/crypto-web.js'));
     vi.resetModules();
     const core = await import('../src/index.js');
     const runs: string[] = [];
@@ -56,12 +59,36 @@ describe('a runtime without node:crypto (workers, edge functions)', () => {
     expect(() => core.sign(body, 'k')).toThrow(/^\[@payhook\/core\] sign needs node:crypto.*use signAsync/);
   });
 
-  it('keeps node: imports out of the built main entry', () => {
+  it('is what a bundler for workers or edge functions takes from the built package: no node: module, no raw-body', async () => {
     const dist = new URL('../dist/', import.meta.url);
     if (!existsSync(new URL('index.js', dist))) throw new Error('build @payhook/core first (pnpm build)');
-    const files = [...readFileSync(new URL('index.js', dist), 'utf8').matchAll(/from\s*["']\.\/([^"']+)["']/g)].map((m) => m[1]!);
-    for (const file of ['index.js', ...files]) {
-      expect(readFileSync(new URL(file, dist), 'utf8')).not.toMatch(/from\s*["']node:|require\(["']node:/);
+    const inputs = async (conditions: string[]) => {
+      const result = await build({
+        stdin: { contents: "export * from '@payhook/core'; export { nodeBridge } from '@payhook/core/bridge';", resolveDir: fileURLToPath(new URL('..', import.meta.url)) },
+        bundle: true,
+        write: false,
+        metafile: true,
+        format: 'esm',
+        platform: conditions.includes('node') ? 'node' : 'neutral',
+        mainFields: ['module', 'main'],
+        conditions,
+        logLevel: 'silent',
+        external: ['node:*'],
+        // As from node_modules: the package's own tsconfig (its `#crypto` path for type checks) must not apply.
+        tsconfigRaw: {},
+      });
+      return { files: Object.keys(result.metafile.inputs), imports: result.metafile.outputs[Object.keys(result.metafile.outputs)[0]!]!.imports.map((i) => i.path) };
+    };
+    // The conditions wrangler and Next's Edge runtime bundle with, and a browser's.
+    for (const conditions of [['workerd', 'worker', 'browser'], ['edge-light', 'worker', 'browser'], ['browser']]) {
+      const web = await inputs(conditions);
+      expect(web.imports, conditions[0]).toEqual([]);
+      expect(web.files.join('\n'), conditions[0]).not.toMatch(/crypto-node|bridge-node|raw-body|iconv-lite/);
     }
+    // The same bundler with the `node` condition takes node:crypto and the Node bridge.
+    const node = await inputs(['node']);
+    expect(node.imports).toEqual(expect.arrayContaining(['crypto']));
+    expect(node.files.join('\n')).toMatch(/crypto-node/);
+    expect(node.files.join('\n')).toMatch(/raw-body/);
   });
 });

@@ -1,7 +1,7 @@
 import type { TransactionRecord } from '../api-schema.js';
 import { every, type Clock } from '../clock.js';
 import type { Deadlines } from '../deadlines.js';
-import { NonRetriableError } from '../errors.js';
+import { isNonRetriableError } from '../errors.js';
 import type { EventHandler, HandlerContext, Plan } from '../event-router.js';
 import type { PaymentEvent } from '../event-schema.js';
 import { isPaymentEventName } from '../lifecycle.js';
@@ -27,6 +27,8 @@ export interface RunSettings {
   verifyBeforeHandling: boolean;
   /** The options of every done record the receiver writes, made once. */
   doneRecord: Readonly<Record<Outcome, CompleteOptions>>;
+  /** The answer at the budget when the platform gave no `waitUntil`: 202 (`accept`) or 503 (`retry`). */
+  afterBudget: 'accept' | 'retry';
 }
 
 export interface RunInput {
@@ -35,6 +37,8 @@ export interface RunInput {
   /** Answer within this many milliseconds (Infinity: wait for the handlers, as a reconcile does). */
   budgetMs: number;
   record?: TransactionRecord;
+  /** The platform's hook that keeps work alive after the answer (a Worker's `ctx.waitUntil`, Next's `after`). */
+  waitUntil?: (work: Promise<unknown>) => void;
 }
 
 /** Where a delivery is: the deadline reads it to choose between 503 (still claiming) and 202 (running). */
@@ -71,7 +75,7 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
       )
     : afterClaim(s, event, plan, input, fields, progress, claim);
   if (!isPromise(result) || input.budgetMs === Infinity) return result;
-  return withinBudget(s, result, started, input.budgetMs, progress, fields);
+  return withinBudget(s, result, started, input, progress, fields);
 }
 
 function afterClaim(
@@ -109,7 +113,7 @@ function withinBudget(
   s: RunSettings,
   result: Promise<DeliveryReport>,
   started: number,
-  budgetMs: number,
+  { budgetMs, waitUntil }: RunInput,
   progress: Progress,
   fields: DeliveryFields,
 ): Promise<DeliveryReport> {
@@ -123,16 +127,18 @@ function withinBudget(
         const error = new Error(`[@payhook/core] the store did not answer a claim within ${budgetMs} ms; check that it is reachable.`);
         return resolve(reportOf('store-unavailable', { ...fields, error }));
       }
-      // Past the budget: answer 202 now, keep the claim alive while the handler runs, report its outcome later.
-      resolve(reportOf('accepted', fields));
+      // Past the budget: answer now, keep the claim alive while the handler runs, report its outcome later.
+      // Where the platform may freeze after the answer and gave no waitUntil, 'retry' answers 503.
+      resolve(reportOf(waitUntil || s.afterBudget === 'accept' ? 'accepted' : 'deferred', fields));
       const key = fields.dedupeKey!;
       const extend = () => void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
       extend();
       const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), extend);
-      void settled.then((late) => {
+      const reported = settled.then((late) => {
         stop();
         s.report({ ...late, late: true });
       });
+      if (waitUntil) keepAlive(waitUntil, reported);
     });
     void settled.then((r) => {
       if (progress.late) return;
@@ -140,6 +146,15 @@ function withinBudget(
       resolve(r);
     });
   });
+}
+
+/** Hand the rest of the run to the platform; a hook that throws (called outside its request) changes nothing. */
+function keepAlive(waitUntil: (work: Promise<unknown>) => void, work: Promise<void>): void {
+  try {
+    waitUntil(work);
+  } catch {
+    // The work goes on regardless; only the platform's promise to wait for it is missing.
+  }
 }
 
 /** The record check if asked for, the handlers, then the done record or the release. */
@@ -166,7 +181,7 @@ function runHandlersAndComplete(s: RunSettings, event: PaymentEvent, plan: Plan,
 const release = (s: RunSettings, ctx: HandlerContext) => attempt(() => s.ops.release(ctx.dedupeKey, ctx.claimToken), () => false);
 
 function threw(s: RunSettings, ctx: HandlerContext, fields: DeliveryFields, error: unknown): Awaitable<DeliveryReport> {
-  if (error instanceof NonRetriableError) return andThen(complete(s, ctx, 'failed', fields), () => reportOf('rejected', { ...fields, error }));
+  if (isNonRetriableError(error)) return andThen(complete(s, ctx, 'failed', fields), () => reportOf('rejected', { ...fields, error }));
   return andThen(release(s, ctx), () => reportOf('failed', { ...fields, error }));
 }
 

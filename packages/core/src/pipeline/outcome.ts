@@ -8,7 +8,7 @@ export type DeliveryOutcome =
   | 'ignored' // 200: no handler for this event, or an event name the service does not define
   | 'rejected' // 200: a handler threw NonRetriableError; marked done, not retried
   | 'mismatch' // 200: the service's record does not agree with the event; no handler ran, the claim is released
-  | 'accepted' // 202: the budget ran out; the handler goes on and its outcome is recorded
+  | 'accepted' // 202: the budget ran out; the handler goes on (under the platform's waitUntil if given) and its outcome is recorded
   | 'malformed' // 400: signed, but not a valid payload (or an upload that broke off)
   | 'unauthorized' // 401: signature missing or wrong
   | 'method-not-allowed' // 405
@@ -18,6 +18,7 @@ export type DeliveryOutcome =
   | 'failed' // 500: a handler threw; the claim is released so the retry runs it again
   | 'body-unavailable' // 500: something read the body before payhook; fix the mounting
   | 'store-unavailable' // 503: the store could not be reached; the service retries
+  | 'deferred' // 503: the budget ran out, no waitUntil, afterBudget 'retry': the service retries, and finds the event done or runs it again
   | 'verify-unavailable'; // 503: the service's record could not be fetched; the service retries
 
 export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
@@ -36,6 +37,7 @@ export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
   failed: 500,
   'body-unavailable': 500,
   'store-unavailable': 503,
+  deferred: 503,
   'verify-unavailable': 503,
 };
 

@@ -1,11 +1,12 @@
+import { syncHmac } from '#crypto';
 import type { Awaitable } from '../maybe-async.js';
-import { createVerifier, nodeCrypto, verifySignatureAsync, type RawBody, type VerifyResult } from '../signature.js';
+import { createVerifier, verifySignatureAsync, type RawBody, type VerifyResult } from '../signature.js';
 
 /**
- * The signature step: Node's crypto where the runtime has it (synchronous, keys prepared once),
- * Web Crypto elsewhere.
+ * The signature step: Node's crypto where the package's export conditions chose it (synchronous,
+ * keys prepared once), Web Crypto elsewhere.
  */
 export function verifyStep(secrets: readonly string[]): (body: RawBody, header: unknown) => Awaitable<VerifyResult> {
-  if (nodeCrypto()) return createVerifier(secrets);
+  if (syncHmac) return createVerifier(secrets);
   return (body, header) => verifySignatureAsync(body, header, secrets);
 }
