@@ -7,8 +7,9 @@ import type { RawBody } from './signature.js';
 
 export interface NodeDeliveryOptions {
   /**
-   * The raw body, when something upstream already read the stream and kept the bytes
-   * (an `express.json({ verify })` hook, Fastify's buffer parser). Never a parsed object.
+   * The raw body, when something upstream already read the stream and kept the bytes (Fastify's
+   * buffer parser). Never a parsed object. Without it, bytes a parser kept on the request are
+   * used: `req.rawBody` (an `express.json({ verify })` hook) or a Buffer in `req.body` (`express.raw()`).
    */
   body?: RawBody;
   /** The name of the framework, for the error that says how to mount payhook. */
@@ -31,17 +32,29 @@ export async function processNodeRequest(
 ): Promise<ReceiverResult> {
   const { process, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
   const delivery: RawDelivery = { method: req.method ?? 'GET', signature: req.headers[signatureHeader], framework: options.framework };
-  if (delivery.method.toUpperCase() !== 'POST' || options.body !== undefined) return process({ ...delivery, body: options.body });
+  const kept = options.body ?? keptBytes(req);
+  if (delivery.method.toUpperCase() !== 'POST' || kept !== undefined) return process({ ...delivery, body: kept });
   return process({ ...delivery, ...(await readNodeBody(req, maxBodyBytes, bodyDeadline)) });
+}
+
+/** What body parsers leave on a request: body-parser marks the requests it read with `_body`. */
+type ParsedRequest = IncomingMessage & { body?: unknown; rawBody?: unknown; _body?: boolean };
+
+/** The exact bytes a parser kept: `req.rawBody` from a verify hook, or `req.body` from a raw parser. */
+function keptBytes(req: ParsedRequest): RawBody | undefined {
+  const { rawBody, body } = req;
+  if (rawBody instanceof Uint8Array || typeof rawBody === 'string') return rawBody;
+  return body instanceof Uint8Array ? body : undefined;
 }
 
 type NodeBody = Pick<RawDelivery, 'body' | 'problem' | 'parsed' | 'error'>;
 
 /** The body's bytes, or why there are none. Never waits for a stream that already ended, nor past the deadline. */
-async function readNodeBody(req: IncomingMessage, limit: number, deadline: BodyDeadline): Promise<NodeBody> {
-  // A body parser ran first: the bytes are gone.
-  const parsed = (req as { body?: unknown }).body;
-  if (parsed !== undefined || req.readableEnded || !req.readable) return { problem: 'unavailable', parsed };
+async function readNodeBody(req: ParsedRequest, limit: number, deadline: BodyDeadline): Promise<NodeBody> {
+  // A parser that skipped the request (another Content-Type) may still set `req.body = {}` (body-parser 1.x):
+  // what counts is whether the stream was read.
+  const read = req._body === true || req.readableDidRead || req.readableEnded || !req.readable;
+  if (read) return { problem: 'unavailable', parsed: req.body };
   let timer: unknown;
   const late = new Promise<NodeBody>((resolve) => {
     timer = deadline.clock.setTimeout(() => {
@@ -51,7 +64,7 @@ async function readNodeBody(req: IncomingMessage, limit: number, deadline: BodyD
       resolve({ problem: 'too-slow' });
     }, deadline.ms);
   });
-  const read = getRawBody(req, { length: req.headers['content-length'], limit }).then(
+  const bytes = getRawBody(req, { length: req.headers['content-length'], limit }).then(
     (body): NodeBody => ({ body }),
     (error: unknown): NodeBody => {
       const type = (error as { type?: string }).type;
@@ -62,7 +75,7 @@ async function readNodeBody(req: IncomingMessage, limit: number, deadline: BodyD
     },
   );
   try {
-    return await Promise.race([read, late]);
+    return await Promise.race([bytes, late]);
   } finally {
     deadline.clock.clearTimeout(timer);
   }

@@ -9,6 +9,7 @@ import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
 import { createLoopWatch } from './pipeline/loop-watch.js';
 import { answerOf, createReporter, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
+import { holdOpen } from './pipeline/hold-open.js';
 import { readRequest } from './pipeline/read-request.js';
 import type { BodyDeadline } from './read-body.js';
 import { verifyStep } from './pipeline/verify.js';
@@ -42,8 +43,8 @@ export interface HandleOptions {
 
 /** What adapters get of a receiver, through `adapterOf` from `@payhook/core/adapter`. */
 export interface ReceiverAdapter {
-  /** The pipeline on what the adapter read: bytes, or why there are none; `waitUntil` as in `handle`. */
-  process(delivery: RawDelivery, waitUntil?: HandleOptions['waitUntil']): Promise<ReceiverResult>;
+  /** The pipeline on what the adapter read: bytes, or why there are none. */
+  process(delivery: RawDelivery): Promise<ReceiverResult>;
   readonly maxBodyBytes: number;
   /** How long a body may take to arrive, on the receiver's clock; past it the delivery is `too-slow`. */
   readonly bodyDeadline: BodyDeadline;
@@ -95,7 +96,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const done = claimAndRun(settings, event, input);
     return isPromise(done) ? done.then(finish) : finish(done);
   }
-  const process = async (delivery: RawDelivery, waitUntil?: HandleOptions['waitUntil']) => pipeline(delivery, waitUntil);
+  const process = async (delivery: RawDelivery) => pipeline(delivery, undefined);
 
   const receiver: Receiver = {
     on(event, handler, handlerOptions) {
@@ -113,8 +114,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     async handle(request, handleOptions = {}) {
-      const r = await process(await readRequest(request, o, handleOptions.framework), handleOptions.waitUntil);
-      return new Response(r.body, { status: r.status, headers: r.headers });
+      const delivery = await readRequest(request, o, handleOptions.framework);
+      const hold = handleOptions.waitUntil ? holdOpen(handleOptions.waitUntil) : undefined;
+      try {
+        const r = await pipeline(delivery, hold?.handOver);
+        return new Response(r.body, { status: r.status, headers: r.headers });
+      } finally {
+        hold?.release();
+      }
     },
     async dispatch(event, opts = {}) {
       const input = { secretIndex: null, source: opts.source ?? 'reconcile', budgetMs: Infinity, record: opts.record };

@@ -4,7 +4,8 @@ import { processNodeRequest, writeNodeResponse } from '@payhook/core/node';
 
 /**
  * A request as Express hands it over. `rawBody` is the convention for bytes that a body parser
- * kept: `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`.
+ * kept: `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`; a Buffer in
+ * `req.body` (`express.raw()`) is used as it is.
  */
 export type PayhookExpressRequest = IncomingMessage & { rawBody?: RawBody };
 
@@ -17,8 +18,9 @@ export type PayhookExpressHandler = (
 
 /**
  * The webhook route for Express 4 and 5. Mount it before `express.json()` (it reads the raw
- * stream itself), or after a parser that kept the bytes in `req.rawBody`; a body that was parsed
- * without them is answered 500 and logged with the fix, never verified re-serialised.
+ * stream itself), after `express.raw()`, or after a parser that kept the bytes in `req.rawBody`;
+ * a body that was parsed without them is answered 500 and logged with the fix, never verified
+ * re-serialised. A parser that skipped the request (another Content-Type) changes nothing.
  *
  * @example
  * const app = express();
@@ -32,7 +34,7 @@ export type PayhookExpressHandler = (
  */
 export function payhookExpress(receiver: Receiver): PayhookExpressHandler {
   return (req, res, next) => {
-    processNodeRequest(receiver, req, { body: req.rawBody, framework: 'express' })
+    processNodeRequest(receiver, req, { framework: 'express' })
       .then((result) => writeNodeResponse(res, result))
       .catch(next);
   };

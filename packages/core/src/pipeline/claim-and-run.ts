@@ -37,7 +37,7 @@ export interface RunInput {
   /** Answer within this many milliseconds (Infinity: wait for the handlers, as a reconcile does). */
   budgetMs: number;
   record?: TransactionRecord;
-  /** The platform's hook that keeps work alive after the answer (a Worker's `ctx.waitUntil`, Next's `after`). */
+  /** Hands the work left at the budget to the platform's hook (see hold-open.ts); never throws. */
   waitUntil?: (work: Promise<unknown>) => void;
 }
 
@@ -138,7 +138,7 @@ function withinBudget(
         stop();
         s.report({ ...late, late: true });
       });
-      if (waitUntil) keepAlive(waitUntil, reported);
+      waitUntil?.(reported);
     });
     void settled.then((r) => {
       if (progress.late) return;
@@ -146,15 +146,6 @@ function withinBudget(
       resolve(r);
     });
   });
-}
-
-/** Hand the rest of the run to the platform; a hook that throws (called outside its request) changes nothing. */
-function keepAlive(waitUntil: (work: Promise<unknown>) => void, work: Promise<void>): void {
-  try {
-    waitUntil(work);
-  } catch {
-    // The work goes on regardless; only the platform's promise to wait for it is missing.
-  }
 }
 
 /** The record check if asked for, the handlers, then the done record or the release. */
