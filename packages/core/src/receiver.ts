@@ -118,7 +118,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const hold = handleOptions.waitUntil ? holdOpen(handleOptions.waitUntil) : undefined;
       try {
         const r = await pipeline(delivery, hold?.handOver);
-        return new Response(r.body, { status: r.status, headers: r.headers });
+        // A copy: the shared headers are frozen, and @hono/node-server 1.x's Response adds Content-Length to the object it is given.
+        return new Response(r.body, { status: r.status, headers: { ...r.headers } });
       } finally {
         hold?.release();
       }

@@ -1,0 +1,50 @@
+// The app every runtime in the matrix serves, in plain JavaScript so that each runtime loads it as
+// it is (Node 20.0, Bun, Deno, a Worker bundle, a Next route). The cases it answers are in ../cases.ts.
+import { createReceiver } from '@payhook/core';
+
+export const MATRIX_SECRET = 'whsec_runtime_matrix';
+export const MATRIX_BUDGET_MS = 300;
+/** Longer than the budget: a delivery whose merchantReference starts with `slow-` is answered 202 first. */
+export const SLOW_HANDLER_MS = 1_000;
+
+const silent = { info() {}, warn() {}, error() {} };
+
+/**
+ * A receiver whose `payment.success` handler counts its runs per reference (started, finished).
+ * Extra receiver options (a `store`, `afterBudget`) pass through.
+ */
+export function matrixReceiver(options = {}) {
+  const runs = new Map();
+  const receiver = createReceiver({ secret: MATRIX_SECRET, budgetMs: MATRIX_BUDGET_MS, logger: silent, ...options }).on(
+    'payment.success',
+    async (event) => {
+      const run = runs.get(event.reference) ?? { started: 0, finished: 0 };
+      runs.set(event.reference, run);
+      run.started++;
+      if (event.merchantReference.startsWith('slow-')) await new Promise((resolve) => setTimeout(resolve, SLOW_HANDLER_MS));
+      run.finished++;
+    },
+  );
+  return { receiver, runs };
+}
+
+/** `GET …/runs?reference=R&key=K`: what the handler did for R, and the store's record of key K. */
+export async function runsAnswer(app, url) {
+  const reference = url.searchParams.get('reference') ?? '';
+  const key = url.searchParams.get('key') ?? '';
+  const run = app.runs.get(reference) ?? { started: 0, finished: 0 };
+  const record = (await app.receiver.store.get(key)) ?? null;
+  return Response.json({ ...run, record });
+}
+
+/**
+ * A web-standard fetch handler: `POST /webhooks` to the receiver (with the platform's `waitUntil`
+ * when it has one), `GET /runs` to read what happened.
+ */
+export function matrixFetch(app) {
+  return async (request, waitUntil) => {
+    const url = new URL(request.url);
+    if (url.pathname.endsWith('/runs')) return runsAnswer(app, url);
+    return app.receiver.handle(request, waitUntil ? { waitUntil } : {});
+  };
+}
