@@ -11,7 +11,7 @@ export default defineConfig({
       { find: /^@payhook\/core\/(node|adapter|api)$/, replacement: `${packages}core/src/$1.ts` },
       // Tests run on Node: the platform modules the `node` export condition picks.
       { find: /^@payhook\/core\/bridge$/, replacement: `${packages}core/src/platform/bridge-node.ts` },
-      { find: /^#crypto$/, replacement: `${packages}core/src/platform/crypto-node.ts` },
+      { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
       { find: /^@payhook\/testing\/store$/, replacement: `${packages}testing/src/store.ts` },
       { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
       { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },

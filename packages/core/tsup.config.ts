@@ -1,17 +1,22 @@
 import { packageBuild } from '../../tsup.base.js';
 
 // The platform modules are entries of their own: package.json picks one by export condition
-// (`#crypto` internally, `@payhook/core/bridge` for adapters), so no build carries both.
+// (`#platform` internally, `@payhook/core/bridge` for adapters), so no build carries both.
 export default packageBuild(
   {
     index: 'src/index.ts',
     node: 'src/node.ts',
     adapter: 'src/adapter.ts',
     api: 'src/api.ts',
-    'platform/crypto-node': 'src/platform/crypto-node.ts',
-    'platform/crypto-web': 'src/platform/crypto-web.ts',
+    'platform/node': 'src/platform/node.ts',
+    'platform/web': 'src/platform/web.ts',
     'platform/bridge-node': 'src/platform/bridge-node.ts',
     'platform/bridge-none': 'src/platform/bridge-none.ts',
   },
-  { external: ['#crypto'] },
+  {
+    external: ['#platform'],
+    // Types only: `#platform` has the same type under every condition. Not in tsconfig.json, whose
+    // paths bundlers (esbuild, wrangler) would apply to dist/ when it is reached through a workspace link.
+    dts: { compilerOptions: { paths: { '#platform': ['./src/platform/node.ts'] } } },
+  },
 );

@@ -4,6 +4,8 @@ import type { Clock } from './clock.js';
 export interface Deadline {
   at: number;
   late: (() => void) | null;
+  /** Its own timer, where each delivery has one (`ownTimers`). */
+  timer?: unknown;
 }
 
 export interface Deadlines {
@@ -69,6 +71,28 @@ export function createDeadlines(clock: Clock): Deadlines {
       d.late = null;
       // A timer left armed for a settled deadline fires once, finds nothing, and stops.
       if (queue[head] === d) compact();
+    },
+  };
+}
+
+/**
+ * A timer per delivery, for platforms that cancel a request's timers once it is answered
+ * (workerd): there, one timer shared by all deliveries dies with the request that armed it, and
+ * the next delivery's budget never fires.
+ */
+export function ownTimers(clock: Clock): Deadlines {
+  return {
+    add(at, late) {
+      const d: Deadline = { at, late };
+      d.timer = clock.setTimeout(() => {
+        d.late = null;
+        late();
+      }, Math.max(0, at - clock.now()));
+      return d;
+    },
+    cancel(d) {
+      d.late = null;
+      clock.clearTimeout(d.timer);
     },
   };
 }

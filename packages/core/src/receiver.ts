@@ -1,5 +1,6 @@
 import type { TransactionRecord } from './api-schema.js';
-import { createDeadlines } from './deadlines.js';
+import { timersOutliveRequests } from '#platform';
+import { createDeadlines, ownTimers } from './deadlines.js';
 import { createRouter, type EventHandler, type HandlerContext, type HandlerOptions } from './event-router.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
 import { isPromise, type Awaitable } from './maybe-async.js';
@@ -76,7 +77,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const errorHandlers: ErrorHandler[] = [];
   const report = createReporter(o.logger, errorHandlers);
   const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: o.retentionMs } } as const;
-  const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines: createDeadlines(o.clock), report, doneRecord };
+  const deadlines = (timersOutliveRequests ? createDeadlines : ownTimers)(o.clock);
+  const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord };
   const finish = (r: DeliveryReport) => {
     watch.answered();
     return answerOf(report(r));

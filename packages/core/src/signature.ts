@@ -1,5 +1,5 @@
-import { syncHmac } from '#crypto';
-import type { SyncHmac } from './platform/crypto.js';
+import { syncHmac } from '#platform';
+import type { SyncHmac } from './platform/platform.js';
 
 /** The raw body as received: bytes, or a string hashed as its UTF-8 bytes. Never a parsed object. */
 export type RawBody = Uint8Array | string;

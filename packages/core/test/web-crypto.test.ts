@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createEvent } from '@payhook/testing';
+import { createEvent, manualClock } from '@payhook/testing';
 import { sign, signAsync, verifySignature, verifySignatureAsync } from '../src/index.js';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/golden-signatures.json', import.meta.url), 'utf8')) as {
@@ -37,13 +37,13 @@ describe('verification on Web Crypto', () => {
 
 describe('the build for workers and edge functions (no node:crypto)', () => {
   afterEach(() => {
-    vi.doUnmock('../src/platform/crypto-node.js');
+    vi.doUnmock('../src/platform/node.js');
     vi.resetModules();
   });
 
   it('runs the whole pipeline on Web Crypto, and says what to use instead of sign', async () => {
-    // What the `workerd`, `edge-light`, `worker` and `browser` conditions pick for `#crypto`.
-    vi.doMock('../src/platform/crypto-node.js', () => import('../src/platform/crypto-web.js'));
+    // What the `workerd`, `edge-light`, `worker` and `browser` conditions pick for `#platform`.
+    vi.doMock('../src/platform/node.js', () => import('../src/platform/web.js'));
     vi.resetModules();
     const core = await import('../src/index.js');
     const runs: string[] = [];
@@ -57,6 +57,33 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     const forged = await receiver.handle(new Request('https://edge.example/webhooks', { method: 'POST', body, headers: { 'x-service-signature': await core.signAsync(body, 'x') } }));
     expect(forged.status).toBe(401);
     expect(() => core.sign(body, 'k')).toThrow(/^\[@payhook\/core\] sign needs node:crypto.*use signAsync/);
+  });
+
+  it('sets a budget timer per delivery, since workerd cancels the timers of a request once it is answered', async () => {
+    vi.doMock('../src/platform/node.js', () => import('../src/platform/web.js'));
+    vi.resetModules();
+    const core = await import('../src/index.js');
+    // A manual clock, and what workerd does at the end of each request: clear the timers it set.
+    const manual = manualClock(0);
+    let set: unknown[] = [];
+    const clock = { ...manual, setTimeout: (fn: () => void, ms: number) => (set.push(manual.setTimeout(fn, ms)), set.at(-1)) };
+    const endRequest = () => void (set.forEach((t) => manual.clearTimeout(t as never)), (set = []));
+    const receiver = core.createReceiver({ secret: 's', budgetMs: 200, clock, store: core.memoryStore({ now: manual.now }), logger: { warn() {}, error() {} } });
+    receiver.on('payment.success', async (e) => void (e.merchantReference === 'slow' && (await manual.sleep(600))));
+    const deliver = async (merchantReference: string) => {
+      const body = JSON.stringify(createEvent('payment.success', { merchantReference }));
+      const headers = { 'x-service-signature': await core.signAsync(body, 's') };
+      return receiver.handle(new Request('https://edge.example/webhooks', { method: 'POST', body, headers }));
+    };
+    expect((await deliver('quick')).status).toBe(200);
+    endRequest();
+    let answered: number | undefined;
+    void deliver('slow').then((r) => (answered = r.status));
+    // Web Crypto answers on a real thread, off the manual clock: wait until the handler sleeps on it.
+    while (manual.pending() === 0) await new Promise((resolve) => setImmediate(resolve));
+    await manual.advance(200);
+    // A timer shared with the first delivery would have died with it, and this would still be waiting.
+    expect(answered).toBe(202);
   });
 
   it('is what a bundler for workers or edge functions takes from the built package: no node: module, no raw-body', async () => {
@@ -74,7 +101,7 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
         conditions,
         logLevel: 'silent',
         external: ['node:*'],
-        // As from node_modules: the package's own tsconfig (its `#crypto` path for type checks) must not apply.
+        // As from node_modules: the package's own tsconfig (its `#platform` path for type checks) must not apply.
         tsconfigRaw: {},
       });
       return { files: Object.keys(result.metafile.inputs), imports: result.metafile.outputs[Object.keys(result.metafile.outputs)[0]!]!.imports.map((i) => i.path) };
@@ -83,12 +110,12 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     for (const conditions of [['workerd', 'worker', 'browser'], ['edge-light', 'worker', 'browser'], ['browser']]) {
       const web = await inputs(conditions);
       expect(web.imports, conditions[0]).toEqual([]);
-      expect(web.files.join('\n'), conditions[0]).not.toMatch(/crypto-node|bridge-node|raw-body|iconv-lite/);
+      expect(web.files.join('\n'), conditions[0]).not.toMatch(/platform\/node|bridge-node|raw-body|iconv-lite/);
     }
     // The same bundler with the `node` condition takes node:crypto and the Node bridge.
     const node = await inputs(['node']);
     expect(node.imports).toEqual(expect.arrayContaining(['crypto']));
-    expect(node.files.join('\n')).toMatch(/crypto-node/);
+    expect(node.files.join('\n')).toMatch(/platform\/node/);
     expect(node.files.join('\n')).toMatch(/raw-body/);
   });
 });

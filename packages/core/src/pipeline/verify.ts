@@ -1,4 +1,4 @@
-import { syncHmac } from '#crypto';
+import { syncHmac } from '#platform';
 import type { Awaitable } from '../maybe-async.js';
 import { createVerifier, verifySignatureAsync, type RawBody, type VerifyResult } from '../signature.js';
 

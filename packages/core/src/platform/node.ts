@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { SyncHmac } from './crypto.js';
+import type { SyncHmac } from './platform.js';
 
 const UPPER_HEX = /[A-F]/;
 
@@ -15,3 +15,6 @@ export const syncHmac: SyncHmac | null = {
   },
   equal: (a, b) => timingSafeEqual(a, b),
 };
+
+/** A timer set while one request is handled may fire after it has been answered: one timer can serve every delivery. */
+export const timersOutliveRequests = true;

@@ -1,10 +1,10 @@
 import type { RawBody } from '../signature.js';
 
-/**
- * Synchronous HMAC-SHA256, where the platform has it. Chosen by the package's export conditions
- * (`#crypto` in package.json), never by probing the runtime: Node, Bun and Deno get node:crypto,
- * imported statically; workers, edge functions and browsers get `null` and use Web Crypto.
- */
+// What differs between platforms, chosen by the package's export conditions (`#platform` in
+// package.json), never by probing the runtime: `node`, `bun` and `deno` get ./node.ts; workers,
+// edge functions, browsers and anything else get ./web.ts.
+
+/** Synchronous HMAC-SHA256 (node:crypto, imported statically); `null` where only Web Crypto exists. */
 export interface SyncHmac {
   /** The secret as key bytes, prepared once. */
   key(secret: string): Uint8Array;

@@ -1,0 +1,7 @@
+import type { SyncHmac } from './platform.js';
+
+/** Workers, edge functions and browsers: no synchronous HMAC; signatures go through Web Crypto. */
+export const syncHmac: SyncHmac | null = null;
+
+/** workerd cancels a request's timers once it is answered: each delivery sets its own budget timer. */
+export const timersOutliveRequests = false;

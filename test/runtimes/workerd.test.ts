@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { defaultDedupeKey } from '@payhook/core';
+import { createEvent, signedBody } from '@payhook/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCoreCases, type Runs } from './cases.js';
+// @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
+import { MATRIX_SECRET, SLOW_HANDLER_MS } from './app/matrix-app.mjs';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+// wrangler and miniflare are the runtime package's, not the workspace root's.
+const fromRuntimes = createRequire(join(here, 'package.json'));
+const wrangler = fromRuntimes.resolve('wrangler/bin/wrangler.js');
+const COMPATIBILITY_DATE = '2026-04-20';
+
+type Miniflare = { ready: Promise<URL>; dispose(): Promise<void> };
+
+describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat', () => {
+  const out = mkdtempSync(join(tmpdir(), 'payhook-worker-'));
+  let bundle = '';
+  let mf: Miniflare;
+  let origin: URL;
+
+  beforeAll(async () => {
+    // A real `wrangler deploy --dry-run`: wrangler's own esbuild, conditions and checks, offline.
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(out, 'config'), WRANGLER_SEND_METRICS: 'false', CI: '1' };
+    delete env.CLOUDFLARE_API_TOKEN;
+    const config = join(here, 'worker', 'wrangler.toml');
+    await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', join(out, 'dist'), '--config', config], { env, timeout: 60_000 })
+      .catch((e: { stdout?: string; stderr?: string }) => {
+        throw new Error(`[payhook tests] wrangler could not build the Worker:\n${e.stdout}\n${e.stderr}`);
+      });
+    bundle = readFileSync(join(out, 'dist', 'worker.js'), 'utf8');
+    const { Miniflare } = (await import(fromRuntimes.resolve('miniflare'))) as { Miniflare: new (o: object) => Miniflare };
+    mf = new Miniflare({
+      modules: true,
+      scriptPath: join(out, 'dist', 'worker.js'),
+      modulesRoot: join(out, 'dist'),
+      compatibilityDate: COMPATIBILITY_DATE,
+      bindings: { WEBHOOK_SECRET: MATRIX_SECRET },
+      host: '127.0.0.1',
+      port: 0,
+    });
+    // Fails here if anything at module scope is forbidden in a Worker (receivers are made there).
+    origin = await mf.ready;
+  }, 90_000);
+  afterAll(async () => {
+    await mf?.dispose();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('bundles no Node module: no node: import, no raw-body, no node:crypto build of core', () => {
+    expect(bundle).not.toMatch(/from\s*["']node:|require\(["']node:|import\(["']node:/);
+    const sources = (JSON.parse(readFileSync(join(out, 'dist', 'worker.js.map'), 'utf8')) as { sources: string[] }).sources.join('\n');
+    expect(sources).toMatch(/platform\/web/);
+    expect(sources).not.toMatch(/platform\/node|bridge-node|raw-body|iconv-lite/);
+  });
+
+  it('answers the core cases from a receiver made at module scope, its late handler kept alive by ctx.waitUntil', () =>
+    expectCoreCases({ webhooks: new URL('/plain/webhooks', origin).href, runs: new URL('/plain/runs', origin).href }));
+
+  it('answers the core cases through @payhook/hono, its receiver built once from env', async () => {
+    await expectCoreCases({ webhooks: new URL('/hono/webhooks', origin).href, runs: new URL('/hono/runs', origin).href });
+    expect(await (await fetch(new URL('/hono/builds', origin))).json()).toEqual({ builds: 1 });
+  });
+
+  it('without waitUntil, workerd cancels a handler past the budget after the 202: what the hook is for', async () => {
+    const event = createEvent('payment.success', { merchantReference: `slow-nowait` });
+    const { body, headers } = signedBody(event, { secret: MATRIX_SECRET });
+    expect((await fetch(new URL('/nowait/webhooks', origin), { method: 'POST', body: body as string, headers })).status).toBe(202);
+    // Wait on workerd's clock, in another process: twice as long as the handler needs.
+    await new Promise((resolve) => setTimeout(resolve, 2 * SLOW_HANDLER_MS));
+    const query = new URLSearchParams({ reference: event.reference, key: defaultDedupeKey(event) });
+    const runs = (await (await fetch(new URL(`/nowait/runs?${query}`, origin))).json()) as Runs;
+    expect(runs).toMatchObject({ started: 1, finished: 0, record: { state: 'claimed' } });
+  });
+});
