@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectCoreCases } from './cases.js';
+// @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
+import { MATRIX_SECRET } from './app/matrix-app.mjs';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const BANNED = ['MATRIX_WEBHOOK_SECRET', 'PAYHOOK_WEBHOOK_SECRET'];
+
+/** The template app, copied into the version's package (where its `next` is) with the matrix app beside its lib. */
+function copyApp(dir: string) {
+  for (const generated of ['app', 'lib', '.next']) rmSync(join(dir, generated), { recursive: true, force: true });
+  for (const entry of ['app', 'lib', 'next.config.mjs', 'jsconfig.json']) cpSync(join(here, 'next-app', entry), join(dir, entry), { recursive: true });
+  cpSync(join(here, 'app', 'matrix-app.mjs'), join(dir, 'lib', 'matrix-app.mjs'));
+}
+
+/** Run `next <args>` in `dir`; resolves with its output once it exits 0 (or once `ready` matches it). */
+function next(dir: string, args: string[], env: NodeJS.ProcessEnv, ready?: RegExp) {
+  const child = spawn(process.execPath, [join(dir, 'node_modules/next/dist/bin/next'), ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let output = '';
+  const done = new Promise<string>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk;
+      if (ready?.test(output)) resolve(output);
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    void exited.then((code) => (code === 0 && !ready ? resolve(output) : reject(new Error(`[payhook tests] next ${args[0]} exited (${code}):\n${output}`))));
+  });
+  return { done, stop: async () => void (child.kill('SIGTERM'), await exited) };
+}
+
+for (const version of ['14', '15', '16']) {
+  describe(`Next ${version}: next build with no secret, then next start`, () => {
+    const dir = join(here, `next${version}`);
+    const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+    for (const name of BANNED) delete env[name];
+    let origin = '';
+    let stop = async () => {};
+
+    beforeAll(async () => {
+      copyApp(dir);
+      const started = performance.now();
+      await next(dir, ['build'], env).done;
+      console.info(`[payhook tests] next ${version} build took ${Math.round(performance.now() - started)} ms`);
+      const server = next(dir, ['start', '-p', '0', '-H', '127.0.0.1'], { ...env, MATRIX_WEBHOOK_SECRET: MATRIX_SECRET }, /Ready in|started server on/);
+      stop = server.stop;
+      const output = await server.done;
+      // Next 14 prints `url: http://...`, later ones `Local: http://...`.
+      origin = /(http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
+    }, 240_000);
+    afterAll(() => stop());
+
+    for (const runtime of ['edge', 'node'] as const) {
+      it(`answers the core cases on the ${runtime === 'edge' ? 'Edge' : 'Node'} runtime`, async () => {
+        const hook = `${origin}/${runtime}/hook`;
+        await expectCoreCases({ webhooks: hook, runs: hook });
+      });
+    }
+
+    it('built the Edge route as an Edge function, the Node route as a Node one', () => {
+      const manifest = JSON.parse(readFileSync(join(dir, '.next/server/middleware-manifest.json'), 'utf8')) as { functions: object };
+      expect(Object.keys(manifest.functions)).toEqual(['/edge/hook/route']);
+    });
+  });
+}
