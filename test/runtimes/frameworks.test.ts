@@ -80,16 +80,21 @@ for (const [name, Fastify] of FASTIFY) {
 for (const [name, Hono, getRequestListener] of HONO) {
   describe(name, () => {
     const app: MatrixApp = matrixReceiver();
+    let built = 0;
     let served: Served;
     beforeAll(async () => {
       const web = new Hono();
-      web.all('/webhooks', payhookHono(app.receiver));
+      // The function form: node-server passes a new env ({ incoming, outgoing }) per request, yet one receiver is built.
+      web.all('/webhooks', payhookHono(() => (built++, app.receiver)));
       web.get('/runs', (c) => runsAnswer(app, new URL(c.req.url)));
       served = await listen(http.createServer(getRequestListener(web.fetch)), '/webhooks');
     });
     afterAll(() => served.close());
 
-    it('answers the core cases', () => expectCoreCases({ webhooks: served.url, runs: `${origin(served)}/runs` }));
+    it('answers the core cases, from one receiver built on the first request', async () => {
+      await expectCoreCases({ webhooks: served.url, runs: `${origin(served)}/runs` });
+      expect(built).toBe(1);
+    });
 
     it('answers a 500 KB signed body within a second, never a hang', async () => {
       const event = { ...createEvent('payment.success'), note: 'x'.repeat(500 * 1024) };
