@@ -22,6 +22,8 @@ import { build } from 'esbuild';
  * measured when they were set (see BENCHMARKS.md, "Bundle size of @payhook/core"). `maxZodBytes`
  * is an absolute ceiling on the bytes that come from zod: verifying a signature needs no schema.
  * Set from root 123.7 KiB, verify-only 5.3 KiB, createReceiver 122.0 KiB (83.1 KiB of each zod).
+ * verify-only raised to 7 (issue 14): 6.4 KiB once lru-cache was pinned to 11.2.7, whose ESM
+ * build the bundler keeps whole (1.1 KiB) where 11.5's browser build left a 0.1 KiB stub.
  */
 const ENTRIES = [
   {
@@ -34,7 +36,7 @@ const ENTRIES = [
     name: 'verify-only',
     label: "export { verifySignatureAsync, verifySignature } from '@payhook/core'",
     code: "export { verifySignatureAsync, verifySignature } from '@payhook/core';",
-    budgetKiB: 6,
+    budgetKiB: 7,
     maxZodBytes: 0,
   },
   {
