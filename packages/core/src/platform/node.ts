@@ -6,14 +6,14 @@ const UPPER_HEX = /[A-F]/;
 
 /** node:crypto, for the `node`, `bun` and `deno` conditions. Plain byte keys: cheaper per call than a KeyObject (BENCHMARKS.md). */
 export const syncHmac: SyncHmac | null = {
+  createHmac,
+  timingSafeEqual,
   key: (secret) => Buffer.from(secret),
-  digest: (key, body) => createHmac('sha256', key).update(body).digest(),
   // Buffer's decoder stops at the first non-hex character, and takes upper case too, which the service never sends.
   fromHex(hex) {
     const bytes = Buffer.from(hex, 'hex');
     return bytes.length === 32 && !UPPER_HEX.test(hex) ? bytes : undefined;
   },
-  equal: (a, b) => timingSafeEqual(a, b),
 };
 
 /** A timer set while one request is handled may fire after it has been answered: one timer can serve every delivery. */

@@ -1,4 +1,4 @@
-import type { RawBody } from '../signature.js';
+import type { createHmac, timingSafeEqual } from 'node:crypto';
 
 // What differs between platforms, chosen by the package's export conditions (`#platform` in
 // package.json), never by probing the runtime: `node`, `bun` and `deno` get ./node.ts; workers,
@@ -6,10 +6,11 @@ import type { RawBody } from '../signature.js';
 
 /** Synchronous HMAC-SHA256 (node:crypto, imported statically); `null` where only Web Crypto exists. */
 export interface SyncHmac {
+  // node:crypto's own functions, which the verifier calls directly, as before this module existed.
+  createHmac: typeof createHmac;
+  timingSafeEqual: typeof timingSafeEqual;
   /** The secret as key bytes, prepared once. */
   key(secret: string): Uint8Array;
-  digest(key: Uint8Array, body: RawBody): Uint8Array;
   /** 64 lower-case hex digits to 32 bytes, or undefined. */
   fromHex(hex: string): Uint8Array | undefined;
-  equal(a: Uint8Array, b: Uint8Array): boolean;
 }
