@@ -3,12 +3,14 @@ import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCoreCases } from './cases.js';
+import { expectCoreCases, post, runsOf, slowEvent, until } from './cases.js';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET } from './app/matrix-app.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const BANNED = ['MATRIX_WEBHOOK_SECRET', 'PAYHOOK_WEBHOOK_SECRET'];
+/** Gives `next start` a platform request context, as Vercel gives Next its waitUntil. */
+const PLATFORM = join(here, 'next-app', 'platform.cjs');
 
 /** The template app, copied into the version's package (where its `next` is) with the matrix app beside its lib. */
 function copyApp(dir: string) {
@@ -47,7 +49,8 @@ for (const version of ['14', '15', '16']) {
       const started = performance.now();
       await next(dir, ['build'], env).done;
       console.info(`[payhook tests] next ${version} build took ${Math.round(performance.now() - started)} ms`);
-      const server = next(dir, ['start', '-p', '0', '-H', '127.0.0.1'], { ...env, MATRIX_WEBHOOK_SECRET: MATRIX_SECRET }, /Ready in|started server on/);
+      const startEnv = { ...env, MATRIX_WEBHOOK_SECRET: MATRIX_SECRET, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${PLATFORM}`.trim() };
+      const server = next(dir, ['start', '-p', '0', '-H', '127.0.0.1'], startEnv, /Ready in|started server on/);
       stop = server.stop;
       const output = await server.done;
       // Next 14 prints `url: http://...`, later ones `Local: http://...`.
@@ -59,6 +62,33 @@ for (const version of ['14', '15', '16']) {
       it(`answers the core cases on the ${runtime === 'edge' ? 'Edge' : 'Node'} runtime`, async () => {
         const hook = `${origin}/${runtime}/hook`;
         await expectCoreCases({ webhooks: hook, runs: hook });
+      });
+    }
+
+    for (const runtime of ['edge', 'node'] as const) {
+      const where = runtime === 'edge' ? 'Edge' : 'Node';
+      const hasAfter = version !== '14';
+      const title = hasAfter
+        ? `on the ${where} runtime, after() hands the platform's waitUntil a promise that holds until the late handler has finished`
+        : `on the ${where} runtime, with no after() nothing reaches the platform's waitUntil (the README's case for afterBudget: 'retry')`;
+      it(title, async () => {
+        const hook = { webhooks: `${origin}/${runtime}/hook`, runs: `${origin}/${runtime}/hook` };
+        const platform = async () => (await (await fetch(`${origin}/platform`)).json()) as { givenAt: number; settledAt: number | null }[];
+        const before = (await platform()).length;
+        const slow = slowEvent();
+        const sentAt = Date.now();
+        expect((await post(hook.webhooks, slow)).status).toBe(202);
+        const answeredAt = Date.now();
+        const runs = await until(() => runsOf(hook, slow), (r) => r.record?.state === 'done');
+        expect(runs).toMatchObject({ started: 1, finished: 1, record: { state: 'done', outcome: 'ok' } });
+        const held = await until(platform, (list) => list.every((p) => p.settledAt !== null));
+        if (hasAfter) {
+          // Next's own promises settle within milliseconds; payhook's, handed over during the delivery, outlives the 202.
+          const during = held.slice(before).filter((p) => p.givenAt >= sentAt && p.givenAt <= answeredAt);
+          expect(during.filter((p) => p.settledAt! >= runs.finishedAt!)).toHaveLength(1);
+        } else {
+          expect(held).toEqual([]);
+        }
       });
     }
 

@@ -10,7 +10,8 @@ export const SLOW_HANDLER_MS = 1_000;
 const silent = { info() {}, warn() {}, error() {} };
 
 /**
- * A receiver whose `payment.success` handler counts its runs per reference (started, finished).
+ * A receiver whose `payment.success` handler counts its runs per reference (started, finished,
+ * and when it last finished, by Date.now()).
  * Extra receiver options (a `store`, `afterBudget`) pass through.
  */
 export function matrixReceiver(options = {}) {
@@ -23,6 +24,7 @@ export function matrixReceiver(options = {}) {
       run.started++;
       if (event.merchantReference.startsWith('slow-')) await new Promise((resolve) => setTimeout(resolve, SLOW_HANDLER_MS));
       run.finished++;
+      run.finishedAt = Date.now();
     },
   );
   return { receiver, runs };
