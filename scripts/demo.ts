@@ -47,7 +47,9 @@ const verdicts: Record<string, string> = {
   'in-progress': 'already running elsewhere: try later',
   unauthorized: 'signature rejected',
 };
-const narrate = (_: string, r: DeliveryReport) => {
+const narrate = (_level: string, fields: object) => {
+  if (!('outcome' in fields)) return;
+  const r = fields as DeliveryReport;
   if (r.source === 'reconcile') {
     // A reconcile run passes every known event through the store; only what it recovers is news.
     if (r.outcome === 'processed') say(`      shop ⟲ ${r.event} ${r.reference}: recovered by reconcile, handler ran`);
@@ -55,7 +57,7 @@ const narrate = (_: string, r: DeliveryReport) => {
   }
   say(`      shop ← ${r.event ?? 'webhook'} ${r.reference ?? ''}: ${verdicts[r.outcome] ?? r.outcome} (${r.status})`);
 };
-const shop = createShop({ ...process.env, ...env }, { logger: { info: narrate, warn: narrate, error: narrate } });
+const shop = createShop({ ...process.env, ...env }, { logger: narrate });
 shopServer.on('request', createApp(shop));
 
 const sandbox = (path: string, body?: unknown) =>

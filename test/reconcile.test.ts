@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@payhook/client';
-import { createReceiver, createReconciler, memoryStore, type PaymentEvent, type Receiver } from '@payhook/core';
+import { createReceiver, createReconciler, memoryStore, type DeliveryReport, type PaymentEvent, type Receiver } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import { manualClock, type ManualClock } from '@payhook/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -200,7 +200,7 @@ describe('verify before the handler', () => {
     const ref = h.ref;
     const client = createClient({ apiKey: SANDBOX_KEY, baseUrl: ref.url });
     const reports: string[] = [];
-    const receiver = createReceiver({ secret: SECRET, client, logger: { info() {}, warn() {}, error: (_, r) => void reports.push(r.outcome) } }).on(
+    const receiver = createReceiver({ secret: SECRET, client, logger: { info() {}, warn: (r: DeliveryReport) => void reports.push(r.outcome), error() {} } }).on(
       'payment.success',
       (_event, ctx) => void records.push(ctx.record),
       { verify: true },

@@ -51,7 +51,7 @@ for (const s of subjects) {
         store,
         budgetMs: BUDGET_MS,
         leaseMs: 3_000,
-        logger: { warn() {}, error: (_m, report) => errors.push(report) },
+        logger: { warn() {}, error: (report: DeliveryReport) => errors.push(report) },
       }).onAny((event) => {
         effects.set(event.reference, (effects.get(event.reference) ?? 0) + 1);
       });
@@ -89,7 +89,7 @@ for (const s of subjects) {
       expect(down.ms).toBeLessThan(BUDGET_MS + 500);
       const report = errors.find((e) => e.outcome === 'store-unavailable');
       expect(report).toMatchObject({ status: 503, reference: b.reference });
-      expect(String((report!.error as Error).message)).toMatch(new RegExp(`^\\${s.prefix} could not claim .*503`));
+      expect(String(((report as { err?: unknown })!.err as Error).message)).toMatch(new RegExp(`^\\${s.prefix} could not claim .*503`));
       // A duplicate of a done event is not run again while the store is away: it waits too.
       expect(await deliver(a)).toMatchObject({ status: 503 });
 

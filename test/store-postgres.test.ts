@@ -123,7 +123,7 @@ describe.skipIf(!url)('postgres', () => {
 
     it('runs a transactional handler in the receiver with no error reported', async () => {
       const errors: DeliveryReport[] = [];
-      const receiver = createReceiver({ secret: 's', store, logger: { error: (_m, r) => errors.push(r) } }).on(
+      const receiver = createReceiver({ secret: 's', store, logger: { error: (r: DeliveryReport) => errors.push(r) } }).on(
         'payment.success',
         insertEffect,
       );

@@ -8,6 +8,7 @@ export default packageBuild(
     node: 'src/node.ts',
     adapter: 'src/adapter.ts',
     api: 'src/api.ts',
+    otel: 'src/otel.ts',
     'platform/node': 'src/platform/node.ts',
     'platform/web': 'src/platform/web.ts',
     'platform/bridge-node': 'src/platform/bridge-node.ts',

@@ -19,7 +19,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReceiver, type EventHandler, type Store } from '@payhook/core';
+import { createReceiver, type DeliveryReport, type EventHandler, type Store } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
@@ -101,7 +101,7 @@ const receiver = createReceiver({
   logger: {
     warn() {},
     // Errors go to stderr, which the parent shows when a test fails.
-    error: (message, fields) => console.error(message, fields.outcome, fields.dedupeKey, String(fields.error)),
+    error: (fields: DeliveryReport & { err?: unknown }, message: string) => console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),
   },
 }).onAny(handler);
 

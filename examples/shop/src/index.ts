@@ -1,5 +1,5 @@
 import { createClient, PaymentServiceError } from '@payhook/client';
-import { createReceiver, memoryStore, STATUS_RANK, type Logger, type Receiver, type Store, type TransactionStatus } from '@payhook/core';
+import { createReceiver, memoryStore, STATUS_RANK, type LoggerOption, type Receiver, type Store, type TransactionStatus } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 
@@ -40,7 +40,7 @@ export interface Shop {
  * Orders live in this process's memory: enough for a demo. A real shop keeps them in its database,
  * and with the Postgres store can write them in the same transaction as the done record.
  */
-export function createShop(env: Record<string, string | undefined> = process.env, options: { logger?: Partial<Logger> } = {}): Shop {
+export function createShop(env: Record<string, string | undefined> = process.env, options: { logger?: LoggerOption } = {}): Shop {
   const need = (name: string) => {
     const value = env[name];
     if (!value) throw new Error(`[payhook example] set ${name} (see the example's README)`);

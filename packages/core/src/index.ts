@@ -15,7 +15,9 @@ export {
 } from './event-router.js';
 export { createReceiver, type HandleOptions, type Receiver } from './receiver.js';
 export { defaultDedupeKey, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
-export type { DeliveryOutcome, DeliveryReport, ErrorHandler, Logger, ReceiverResult } from './pipeline/outcome.js';
+export type { DeliveryOutcome, DeliveryReport, ErrorHandler, ReceiverResult } from './pipeline/outcome.js';
+export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './logger.js';
+export type { HeaderDefect, SignatureHint, SignatureReason } from './pipeline/diagnose.js';
 export type { LoopBlockedReport } from './pipeline/loop-watch.js';
 export type { RawDelivery } from './pipeline/intake.js';
 export type { RecordClient } from './pipeline/record-check.js';

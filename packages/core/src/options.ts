@@ -1,7 +1,8 @@
 import { systemClock, type Clock } from './clock.js';
 import type { PaymentEvent } from './event-schema.js';
 import { memoryStore } from './memory-store.js';
-import { defaultLogger, type Logger } from './pipeline/outcome.js';
+import { toLog, type LoggerOption } from './logger.js';
+import type { Telemetry } from './telemetry.js';
 import type { RecordClient } from './pipeline/record-check.js';
 import type { Store } from './store.js';
 
@@ -38,14 +39,25 @@ export interface ReceiverOptions {
   leaseMs?: number;
   /** How long done records are kept. Default: the store's retention. */
   retentionMs?: number;
-  /** Where every outcome is reported. Default: warnings and errors to the console. */
-  logger?: Partial<Logger>;
+  /**
+   * Where every outcome is logged, as it is: pino (or a child), winston, bunyan, `console`, or a
+   * function `(level, fields, message)`. Fields first, message second, errors under `err`; a
+   * logger that throws changes no answer. Default: warnings and errors to the console.
+   */
+  logger?: LoggerOption;
+  /**
+   * The environment the webhook secret belongs to. Only used to explain a signature that failed:
+   * a delivery for the other environment is named as the likely cause (the sandbox secret in live).
+   */
+  mode?: 'live' | 'sandbox';
   /** The API client (`@payhook/client`) used to fetch the service's record for handlers that ask for it. */
   client?: RecordClient;
   /** Fetch and check the service's record before every handler, as if each were registered with `{ verify: true }`. */
   verifyBeforeHandling?: boolean;
   /** Time and timers, for tests (budgets, lease keep-alive, retries of the done record). Default: the real ones. */
   clock?: Clock;
+  /** Spans and metrics for every delivery: `openTelemetry()` from `@payhook/core/otel`. Default: none. */
+  telemetry?: Telemetry;
 }
 
 /** The default dedupe key. Not the reference alone: one transaction emits success, then refunding, then refunded. */
@@ -87,11 +99,18 @@ export function resolveOptions(options: ReceiverOptions) {
     clock,
     store: options.store ?? memoryStore({ now: () => clock.now() }),
     dedupeKey: options.dedupeKey ?? defaultDedupeKey,
-    logger: { ...defaultLogger, ...options.logger } as Logger,
+    log: toLog(options.logger),
+    telemetry: options.telemetry,
+    mode: checkMode(options.mode),
     client: options.client,
     verifyBeforeHandling: options.verifyBeforeHandling === true,
     signatureHeader: SIGNATURE_HEADER,
   };
+}
+
+function checkMode(mode: unknown): 'live' | 'sandbox' | undefined {
+  if (mode === undefined || mode === 'live' || mode === 'sandbox') return mode;
+  throw new TypeError(`[@payhook/core] mode must be 'live' or 'sandbox' (the environment of the webhook secret); got ${String(mode)}. Leave it unset if unsure.`);
 }
 
 function checkSecrets(secret: string | readonly string[]): readonly string[] {

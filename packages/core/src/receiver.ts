@@ -1,14 +1,16 @@
 import type { TransactionRecord } from './api-schema.js';
-import { timersOutliveRequests } from '#platform';
+import { publishReport, timersOutliveRequests } from '#platform';
 import { createDeadlines, ownTimers } from './deadlines.js';
 import { createRouter, type EventHandler, type HandlerContext, type HandlerOptions } from './event-router.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
 import { isPromise, type Awaitable } from './maybe-async.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from './options.js';
-import { claimAndRun, type RunSettings } from './pipeline/claim-and-run.js';
+import { claimAndRun, type RunInput, type RunSettings } from './pipeline/claim-and-run.js';
+import { diagnoseSignature } from './pipeline/diagnose.js';
 import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
 import { createLoopWatch } from './pipeline/loop-watch.js';
-import { answerOf, createReporter, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
+import { answerOf, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
+import { createReporter } from './pipeline/report.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
 import { holdOpen } from './pipeline/hold-open.js';
 import { readRequest } from './pipeline/read-request.js';
@@ -72,33 +74,41 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const o = resolveOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
-  const watch = createLoopWatch(o.clock, (message, blocked) => o.logger.warn(message, blocked));
+  const watch = createLoopWatch(o.clock, (message, blocked) => o.log.write('warn', blocked, message));
   const { router, planFor, run } = createRouter(watch);
   const errorHandlers: ErrorHandler[] = [];
-  const report = createReporter(o.logger, errorHandlers);
+  const report = createReporter({ ...o, errorHandlers, publish: publishReport });
   const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: o.retentionMs } } as const;
   const deadlines = (timersOutliveRequests ? createDeadlines : ownTimers)(o.clock);
   const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord };
-  const finish = (r: DeliveryReport) => {
+  const finish = (r: DeliveryReport, startedAt: number) => {
     watch.answered();
+    r.durationMs = o.clock.now() - startedAt;
     return answerOf(report(r));
   };
+  const secretsVerify = (body: RawBody, header: unknown, secrets: readonly string[]) => verifyStep(secrets)(body, header);
 
-  function pipeline(delivery: RawDelivery, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
+  function pipeline(delivery: RawDelivery, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
-    if (isReport(body)) return finish(body);
-    const verified = verify(body, delivery.signature);
-    return isPromise(verified) ? verified.then((v) => afterVerify(v, body, waitUntil)) : afterVerify(verified, body, waitUntil);
+    if (isReport(body)) return finish(body, startedAt);
+    const { signature } = delivery;
+    const verified = verify(body, signature);
+    return isPromise(verified)
+      ? verified.then((v) => afterVerify(v, body, signature, startedAt, waitUntil))
+      : afterVerify(verified, body, signature, startedAt, waitUntil);
   }
-  function afterVerify(verified: VerifyResult, body: RawBody, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
-    if (!verified.ok) return finish(reportOf('unauthorized'));
+  function afterVerify(v: VerifyResult, body: RawBody, signature: unknown, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
+    if (!v.ok) {
+      const diagnosing = diagnoseSignature(v, { body, header: signature, secrets: o.secrets, mode: o.mode, verify: secretsVerify });
+      return diagnosing.then((d) => finish({ ...reportOf('unauthorized'), ...d }, startedAt));
+    }
     const event = parseEvent(body);
-    if (event instanceof Malformed) return finish(reportOf('malformed', { error: event.error }));
-    const input = { secretIndex: verified.secretIndex, source: 'webhook' as const, budgetMs: o.budgetMs, waitUntil };
+    if (event instanceof Malformed) return finish(reportOf('malformed', { error: event.error }), startedAt);
+    const input: RunInput = { secretIndex: v.secretIndex, source: 'webhook', budgetMs: o.budgetMs, startedAt, waitUntil };
     const done = claimAndRun(settings, event, input);
-    return isPromise(done) ? done.then(finish) : finish(done);
+    return isPromise(done) ? done.then((r) => finish(r, startedAt)) : finish(done, startedAt);
   }
-  const process = async (delivery: RawDelivery) => pipeline(delivery, undefined);
+  const process = async (delivery: RawDelivery) => pipeline(delivery, o.clock.now(), undefined);
 
   const receiver: Receiver = {
     on(event, handler, handlerOptions) {
@@ -116,10 +126,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     async handle(request, handleOptions = {}) {
+      const startedAt = o.clock.now();
       const delivery = await readRequest(request, o, handleOptions.framework);
       const hold = handleOptions.waitUntil ? holdOpen(handleOptions.waitUntil) : undefined;
       try {
-        const r = await pipeline(delivery, hold?.handOver);
+        const r = await pipeline(delivery, startedAt, hold?.handOver);
         // A copy: the shared headers are frozen, and @hono/node-server 1.x's Response adds Content-Length to the object it is given.
         return new Response(r.body, { status: r.status, headers: { ...r.headers } });
       } finally {
@@ -127,8 +138,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
     },
     async dispatch(event, opts = {}) {
-      const input = { secretIndex: null, source: opts.source ?? 'reconcile', budgetMs: Infinity, record: opts.record };
-      return report(await claimAndRun(settings, event, input));
+      const startedAt = o.clock.now();
+      const input: RunInput = { secretIndex: null, source: opts.source ?? 'reconcile', budgetMs: Infinity, startedAt, record: opts.record };
+      const r = await claimAndRun(settings, event, input);
+      r.durationMs = o.clock.now() - startedAt;
+      return report(r);
     },
     store: o.store,
     dedupeKey: o.dedupeKey,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
-import { createReceiver, type Clock, type LoopBlockedReport } from '../src/index.js';
+import { createReceiver, type Clock, type DeliveryReport, type LoopBlockedReport } from '../src/index.js';
 
 const secret = 'whsec_loop_watch';
 
@@ -25,7 +25,7 @@ function setup(handlerMs: number, options: { throws?: boolean } = {}) {
     logger: {
       info: () => void answeredAt.push(clock.now()),
       error: () => void answeredAt.push(clock.now()),
-      warn: (message, report) => {
+      warn: (report: LoopBlockedReport | DeliveryReport, message: string) => {
         if (!('outcome' in report)) warnings.push({ message, report });
       },
     },
@@ -109,7 +109,7 @@ describe('a handler that blocks the event loop', () => {
       secret,
       clock,
       logger: {
-        warn: (_, report) => {
+        warn: (report: object) => {
           if (!('outcome' in report)) calls += 1;
           throw new Error('log sink down');
         },

@@ -22,9 +22,9 @@ afterEach(async () => {
 });
 
 function setup(maxBodyBytes?: number) {
-  const reports: DeliveryReport[] = [];
-  const log = (_: string, r: DeliveryReport) => void reports.push(r);
-  const receiver = createReceiver({ secret, maxBodyBytes, logger: { info: log, warn: log, error: log } });
+  // Logged fields: the report, its error under `err`.
+  const reports: (DeliveryReport & { err?: unknown })[] = [];
+  const receiver = createReceiver({ secret, maxBodyBytes, logger: (_level, fields) => void reports.push(fields as DeliveryReport) });
   const runs: string[] = [];
   receiver.on('payment.success', (e) => void runs.push(e.reference));
   return { receiver, runs, reports };
@@ -115,7 +115,7 @@ describe('the Node bridge', () => {
     expect(res.status).toBe(500);
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(res.text).not.toContain('express');
-    expect(String(reports.at(-1)?.error)).toMatch(/\[@payhook\/express\] a body parser already parsed the request.*express\.json\(\{ verify/);
+    expect(String(reports.at(-1)?.err)).toMatch(/\[@payhook\/express\] a body parser already parsed the request.*express\.json\(\{ verify/);
     expect(runs).toHaveLength(0);
   });
 
@@ -128,7 +128,7 @@ describe('the Node bridge', () => {
     const { body, headers } = signedBody(createEvent('payment.success'), { secret });
     const res = await request(server).post('/webhooks').set(headers).send(body);
     expect(res.status).toBe(500);
-    expect(String(reports.at(-1)?.error)).toMatch(/\[@payhook\/core\] the request stream was already read/);
+    expect(String(reports.at(-1)?.err)).toMatch(/\[@payhook\/core\] the request stream was already read/);
   });
 
   it('verifies raw bytes that a framework kept, never the parsed body', async () => {

@@ -28,12 +28,12 @@ function app(options: { budgetMs?: number; handler?: (n: number) => unknown; clo
   const runs = recordRuns();
   const effects: string[] = [];
   let n = 0;
-  const report = (_: string, r: DeliveryReport) => options.onReport?.(r);
+  const report = (_level: string, r: object) => void ('outcome' in r && options.onReport?.(r as DeliveryReport));
   const { clock } = options;
   const receiver = createReceiver({
     secret,
     store: memoryStore({ now: clock?.now }),
-    logger: { info: report, warn: report, error: report },
+    logger: report,
     budgetMs: options.budgetMs,
     clock,
   }).onAny(

@@ -36,6 +36,8 @@ export interface RunInput {
   source: HandlerContext['source'];
   /** Answer within this many milliseconds (Infinity: wait for the handlers, as a reconcile does). */
   budgetMs: number;
+  /** When the delivery reached the receiver (clock ms), for the duration of a late outcome. */
+  startedAt: number;
   record?: TransactionRecord;
   /** Hands the work left at the budget to the platform's hook (see hold-open.ts); never throws. */
   waitUntil?: (work: Promise<unknown>) => void;
@@ -55,7 +57,14 @@ interface Progress {
  */
 export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput): Awaitable<DeliveryReport> {
   const key = s.dedupeKey(event);
-  const fields: DeliveryFields = { reference: event.reference, event: event.event, dedupeKey: key, source: input.source };
+  const fields: DeliveryFields = {
+    reference: event.reference,
+    event: event.event,
+    dedupeKey: key,
+    source: input.source,
+    attempt: undefined,
+    secretIndex: input.secretIndex ?? undefined,
+  };
   const plan = isPaymentEventName(event.event) ? s.planFor(event.event) : undefined;
   if (plan === undefined || plan.handlers.length === 0) return reportOf('ignored', fields);
   const started = input.budgetMs === Infinity ? 0 : s.clock.now();
@@ -95,6 +104,7 @@ function afterClaim(
   if (claim.status === 'done') return reportOf('duplicate', fields);
   if (claim.status === 'in-progress') return reportOf('in-progress', fields);
   progress.token = claim.token;
+  fields.attempt = claim.attempt;
   const ctx: HandlerContext = {
     reference: event.reference,
     dedupeKey: fields.dedupeKey!,
@@ -113,7 +123,7 @@ function withinBudget(
   s: RunSettings,
   result: Promise<DeliveryReport>,
   started: number,
-  { budgetMs, waitUntil }: RunInput,
+  { budgetMs, waitUntil, startedAt }: RunInput,
   progress: Progress,
   fields: DeliveryFields,
 ): Promise<DeliveryReport> {
@@ -136,7 +146,7 @@ function withinBudget(
       const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), extend);
       const reported = settled.then((late) => {
         stop();
-        s.report({ ...late, late: true });
+        s.report({ ...late, late: true, durationMs: s.clock.now() - startedAt });
       });
       waitUntil?.(reported);
     });

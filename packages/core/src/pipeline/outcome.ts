@@ -1,5 +1,5 @@
 import type { HandlerContext } from '../event-router.js';
-import type { LoopBlockedReport } from './loop-watch.js';
+import type { HeaderDefect, SignatureHint, SignatureReason } from './diagnose.js';
 
 /** Every answer the pipeline gives; the status of each is decided here, once (STATUS). */
 export type DeliveryOutcome =
@@ -47,12 +47,24 @@ export interface DeliveryReport {
   reference?: string;
   event?: string;
   dedupeKey?: string;
-  /** Set on errors: what went wrong, for logs only (never sent back to the service). */
+  /** Set on errors: what went wrong, for logs only (never sent back to the service). Logged under `err`. */
   error?: unknown;
   /** True for outcomes reported after the response was sent (a handler that finished after a 202). */
   late?: boolean;
   /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
   source?: HandlerContext['source'];
+  /** Milliseconds from the delivery reaching the receiver to this report (for a late outcome, to the handler's end). */
+  durationMs?: number;
+  /** Which claim of the event this was: 1 the first time, more after a failure or an expired lease. */
+  attempt?: number;
+  /** Which of the configured secrets matched (rotation); absent when none did or none was needed. */
+  secretIndex?: number;
+  /** Why a signature was refused (401). */
+  reason?: SignatureReason;
+  /** How a malformed signature header is malformed. */
+  defect?: HeaderDefect;
+  /** What most likely made no secret match, computed only when none did. */
+  hints?: SignatureHint[];
 }
 
 /** The fields of a report that name the delivery. */
@@ -61,10 +73,10 @@ export type DeliveryFields = Omit<DeliveryReport, 'outcome' | 'status'>;
 /** A report for `outcome`, with its status from the one table. */
 export function reportOf(outcome: DeliveryOutcome, fields?: DeliveryFields): DeliveryReport {
   if (fields === undefined) return { outcome, status: STATUS[outcome] };
-  // Every delivery's path: the four names, copied by hand (a spread costs more than the rest of this).
+  // Every delivery's path: the names, copied by hand (a spread costs more than the rest of this).
   if (fields.error === undefined && fields.late === undefined) {
-    const { reference, event, dedupeKey, source } = fields;
-    return { outcome, status: STATUS[outcome], reference, event, dedupeKey, source };
+    const { reference, event, dedupeKey, source, attempt, secretIndex } = fields;
+    return { outcome, status: STATUS[outcome], reference, event, dedupeKey, source, attempt, secretIndex };
   }
   return { outcome, status: STATUS[outcome], ...fields };
 }
@@ -75,13 +87,6 @@ export interface ReceiverResult {
   /** A short JSON body naming the outcome; never internal error text. */
   body: string;
   report: DeliveryReport;
-}
-
-export interface Logger {
-  info(message: string, fields: DeliveryReport): void;
-  /** Rejections with their report; and, once a handler that blocked the event loop made answers late, what it did. */
-  warn(message: string, fields: DeliveryReport | LoopBlockedReport): void;
-  error(message: string, fields: DeliveryReport): void;
 }
 
 export type ErrorHandler = (error: unknown, report: DeliveryReport) => void;
@@ -103,32 +108,3 @@ export const answerOf = (report: DeliveryReport): ReceiverResult => ({
   body: BODIES[report.outcome],
   report,
 });
-
-const silent = () => {};
-export const defaultLogger: Logger = {
-  info: silent,
-  warn: (message, fields) => console.warn(message, fields),
-  error: (message, fields) => console.error(message, fields),
-};
-
-/**
- * Log a report once, at the level its outcome deserves, and hand failures to the `onError`
- * handlers. Successes are the hot path: no message is built for a silent info logger.
- */
-export function createReporter(logger: Logger, errorHandlers: readonly ErrorHandler[]): (r: DeliveryReport) => DeliveryReport {
-  const message = (r: DeliveryReport) => `[@payhook/core] ${r.late ? 'late outcome' : 'delivery'} ${r.outcome} (${r.status})`;
-  return (r) => {
-    if (r.error !== undefined) {
-      logger.error(message(r), r);
-      for (const h of errorHandlers) {
-        try {
-          h(r.error, r);
-        } catch (e) {
-          logger.error('[@payhook/core] an onError handler threw', { ...r, error: e });
-        }
-      }
-    } else if (r.status >= 400) logger.warn(message(r), r);
-    else if (logger.info !== silent) logger.info(message(r), r);
-    return r;
-  };
-}

@@ -1,5 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { DeliveryReport } from '../pipeline/outcome.js';
 import type { SyncHmac } from './platform.js';
 
 const UPPER_HEX = /[A-F]/;
@@ -18,3 +20,9 @@ export const syncHmac: SyncHmac | null = {
 
 /** A timer set while one request is handled may fire after it has been answered: one timer can serve every delivery. */
 export const timersOutliveRequests = true;
+
+const deliveries = diagnosticsChannel.channel('payhook:delivery');
+/** Every report, on `node:diagnostics_channel` as `payhook:delivery`, when something subscribes. */
+export const publishReport: ((report: DeliveryReport) => void) | undefined = (report) => {
+  if (deliveries.hasSubscribers) deliveries.publish(report);
+};

@@ -1,3 +1,4 @@
+import type { DeliveryReport } from '../pipeline/outcome.js';
 import type { SyncHmac } from './platform.js';
 
 /** Workers, edge functions and browsers: no synchronous HMAC; signatures go through Web Crypto. */
@@ -5,3 +6,6 @@ export const syncHmac: SyncHmac | null = null;
 
 /** workerd cancels a request's timers once it is answered: each delivery sets its own budget timer. */
 export const timersOutliveRequests = false;
+
+/** No `node:diagnostics_channel` in this build. */
+export const publishReport: ((report: DeliveryReport) => void) | undefined = undefined;

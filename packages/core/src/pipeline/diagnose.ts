@@ -1,0 +1,115 @@
+import type { Awaitable } from '../maybe-async.js';
+import type { RawBody, VerifyResult } from '../signature.js';
+
+/** Why a signature was refused: no header, not the service's form, no secret matched, or no usable secret. */
+export type SignatureReason = 'missing' | 'malformed' | 'mismatch' | 'no-secret';
+/** How a malformed signature header differs from the service's `sha256=` + 64 lower-case hex digits. */
+export type HeaderDefect = 'joined' | 'whitespace' | 'upper-case' | 'no-prefix' | 'length' | 'not-hex' | 'not-text';
+/** What most likely made no secret match; each is computed only once none did. */
+export type SignatureHint = 'secret-whitespace' | 're-serialised' | 'mode';
+
+export interface SignatureDiagnosis {
+  reason: SignatureReason;
+  defect?: HeaderDefect;
+  hints?: SignatureHint[];
+}
+
+export interface DiagnoseInput {
+  body: RawBody;
+  header: unknown;
+  secrets: readonly string[];
+  /** The environment the secrets belong to, when the merchant said (`mode` option). */
+  mode: 'live' | 'sandbox' | undefined;
+  /** The receiver's own verifier, over other secrets. */
+  verify: (body: RawBody, header: unknown, secrets: readonly string[]) => Awaitable<VerifyResult>;
+}
+
+/** Bodies larger than this get no re-serialisation check: it parses and hashes the body again. */
+const DIAGNOSE_MAX_BYTES = 64 * 1024;
+const PREFIX = 'sha256=';
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+
+/** The defect of a header the verifier called malformed. */
+export function headerDefect(header: unknown): HeaderDefect {
+  if (Array.isArray(header) || (typeof header === 'string' && header.includes(','))) return 'joined';
+  if (typeof header !== 'string') return 'not-text';
+  if (header.trim() !== header) return 'whitespace';
+  const hasPrefix = header.slice(0, PREFIX.length).toLowerCase() === PREFIX;
+  const hex = hasPrefix ? header.slice(PREFIX.length) : header;
+  if (!hasPrefix && HEX64.test(hex)) return 'no-prefix';
+  if (HEX64.test(hex)) return 'upper-case';
+  return hex.length === 64 ? 'not-hex' : 'length';
+}
+
+/**
+ * Why a delivery's signature failed, in terms the merchant can act on. Runs only on failure; the
+ * answer to the service stays a bare 401.
+ */
+export async function diagnoseSignature(verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput): Promise<SignatureDiagnosis> {
+  if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
+  if (verdict.reason !== 'mismatch') return { reason: verdict.reason };
+  const hints: SignatureHint[] = [];
+  const { body, header, secrets, verify } = input;
+  const trimmed = secrets.map((s) => s.trim());
+  if (trimmed.some((s, i) => s !== secrets[i] && s !== '')) hints.push('secret-whitespace');
+  const text = typeof body === 'string' ? body : body.byteLength <= DIAGNOSE_MAX_BYTES ? decode(body) : undefined;
+  const value = text !== undefined && text.length <= DIAGNOSE_MAX_BYTES ? parse(text) : undefined;
+  if (value !== undefined) {
+    for (const form of [JSON.stringify(value), JSON.stringify(value, null, 2), JSON.stringify(value, null, 4)]) {
+      if (form !== text && (await verify(form, header, secrets)).ok) {
+        hints.push('re-serialised');
+        break;
+      }
+    }
+    const sent = (value as { mode?: unknown }).mode;
+    if (input.mode !== undefined && (sent === 'live' || sent === 'sandbox') && sent !== input.mode) hints.push('mode');
+  }
+  return hints.length > 0 ? { reason: 'mismatch', hints } : { reason: 'mismatch' };
+}
+
+/** What to do about a diagnosis, for the log line. */
+export function signatureFix(d: SignatureDiagnosis, header: string, mode?: string): string {
+  switch (d.reason) {
+    case 'missing':
+      return `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`;
+    case 'no-secret':
+      return 'no usable webhook secret: set `secret` to the webhook secret from your dashboard.';
+    case 'malformed':
+      return `the ${header} header is ${DEFECTS[d.defect ?? 'length']}; the service sends \`sha256=\` and 64 lower-case hex digits, so something between it and payhook changed the header.`;
+    case 'mismatch': {
+      const hints = (d.hints ?? []).map((h) => HINTS[h](mode));
+      return hints.length > 0
+        ? `no secret matched: ${hints.join('; ')}.`
+        : 'no secret matched: check that `secret` is this endpoint’s webhook secret (sandbox and live differ) and that the body reaches payhook byte for byte.';
+    }
+  }
+}
+
+const DEFECTS: Record<HeaderDefect, string> = {
+  joined: 'two signatures joined by a comma (the header was sent twice, or a proxy added one)',
+  whitespace: 'padded with whitespace',
+  'upper-case': 'in upper case',
+  'no-prefix': 'missing its `sha256=` prefix',
+  length: 'not 64 hex digits long',
+  'not-hex': 'not hexadecimal',
+  'not-text': 'not text',
+};
+
+const HINTS: Record<SignatureHint, (mode?: string) => string> = {
+  'secret-whitespace': () => 'the configured secret has whitespace around it (a trailing newline from a file or env var?); trim it',
+  're-serialised': () =>
+    'the body is not the bytes the service signed, but a re-serialised JSON of it verifies: a body parser or proxy re-wrote it; give payhook the raw bytes',
+  mode: (mode) => `the delivery is for the other environment than this receiver's secret (mode: '${mode}'): use that environment's webhook secret`,
+};
+
+const decoder = new TextDecoder();
+const decode = (bytes: Uint8Array) => decoder.decode(bytes);
+
+function parse(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,95 @@
+import type { Clock } from '../clock.js';
+import type { Log, LogLevel } from '../logger.js';
+import type { Telemetry } from '../telemetry.js';
+import { signatureFix, type SignatureDiagnosis } from './diagnose.js';
+import type { DeliveryOutcome, DeliveryReport, ErrorHandler } from './outcome.js';
+
+/**
+ * The level each outcome is logged at, once. A healthy service logs nothing above info:
+ * copies of events (done or running elsewhere) at debug and info, refusals at warn with their
+ * reason, what needs fixing or loses work at error.
+ */
+export const LEVEL: Readonly<Record<DeliveryOutcome, LogLevel>> = {
+  processed: 'info',
+  duplicate: 'debug',
+  ignored: 'debug',
+  rejected: 'warn',
+  mismatch: 'warn',
+  accepted: 'info',
+  malformed: 'warn',
+  unauthorized: 'warn',
+  'method-not-allowed': 'warn',
+  'too-slow': 'warn',
+  'in-progress': 'info',
+  'too-large': 'warn',
+  failed: 'error',
+  'body-unavailable': 'error',
+  'store-unavailable': 'error',
+  deferred: 'warn',
+  'verify-unavailable': 'error',
+};
+
+/** An outcome that went well but carries an error (a done record that could not be written) is an error. */
+export const levelOf = (r: DeliveryReport): LogLevel =>
+  r.error !== undefined && (LEVEL[r.outcome] === 'info' || LEVEL[r.outcome] === 'debug') ? 'error' : LEVEL[r.outcome];
+
+export interface ReporterSettings {
+  log: Log;
+  errorHandlers: readonly ErrorHandler[];
+  /** Spans and metrics (`telemetry` option), and the platform's diagnostics channel where it has one. */
+  telemetry: Telemetry | undefined;
+  publish: ((report: DeliveryReport) => void) | undefined;
+  clock: Clock;
+  /** The signature header's name and the receiver's `mode`, for the fix of a refused signature. */
+  signatureHeader: string;
+  mode: string | undefined;
+}
+
+/**
+ * Log a report once, at its outcome's level, record it in telemetry, publish it on the platform's
+ * diagnostics channel, and hand failures to the `onError` handlers. Fields
+ * come first, the message second, the error under `err`. Successes are the hot path: nothing is
+ * built for a level the logger does not write, and a report without an error is passed as it is.
+ */
+export function createReporter(s: ReporterSettings): (r: DeliveryReport) => DeliveryReport {
+  const { log, errorHandlers, telemetry, publish, clock } = s;
+  return (r) => {
+    const level = levelOf(r);
+    if (log.enabled(level)) log.write(level, fieldsOf(r), messageOf(r, s));
+    if (telemetry !== undefined) {
+      try {
+        telemetry.record(r, clock.now());
+      } catch {}
+    }
+    publish?.(r);
+    if (r.error !== undefined) {
+      for (const h of errorHandlers) {
+        try {
+          h(r.error, r);
+        } catch (e) {
+          log.write('error', { ...fieldsOf(r), err: e }, '[@payhook/core] an onError handler threw');
+        }
+      }
+    }
+    return r;
+  };
+}
+
+/** The report as log fields: the error under `err`, where pino, bunyan and winston look for it. */
+function fieldsOf(r: DeliveryReport): object {
+  if (r.error === undefined) return r;
+  const { error, ...rest } = r;
+  return { ...rest, err: error };
+}
+
+function messageOf(r: DeliveryReport, s: ReporterSettings): string {
+  if (r.late) {
+    if (r.outcome === 'failed') {
+      return '[@payhook/core] a handler failed after the service was answered 202, so the service will not redeliver the event: createReconciler recovers it.';
+    }
+    return `[@payhook/core] late outcome ${r.outcome}, after the answer was sent`;
+  }
+  const head = `[@payhook/core] delivery ${r.outcome} (${r.status})`;
+  if (r.outcome === 'unauthorized' && r.reason !== undefined) return `${head}: ${signatureFix(r as SignatureDiagnosis, s.signatureHeader, s.mode)}`;
+  return head;
+}
