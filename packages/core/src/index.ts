@@ -18,6 +18,7 @@ export { defaultDedupeKey, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, type ReceiverOp
 export type { DeliveryOutcome, DeliveryReport, ErrorHandler, ReceiverResult } from './pipeline/outcome.js';
 export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './logger.js';
 export type { HeaderDefect, SignatureHint, SignatureReason } from './pipeline/diagnose.js';
+export type { Telemetry } from './telemetry.js';
 export type { LoopBlockedReport } from './pipeline/loop-watch.js';
 export type { RawDelivery } from './pipeline/intake.js';
 export type { RecordClient } from './pipeline/record-check.js';
