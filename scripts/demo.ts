@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from '@payhook/client';
 import { createReconciler, type DeliveryReport } from '@payhook/core';
 import { createShop, type Order } from '@payhook/example-shop';
+import { pino } from 'pino';
 import { createReferenceService } from '@payhook/reference';
 import { createApp } from '../examples/express/src/app.js';
 
@@ -40,24 +41,27 @@ const service = createReferenceService({
 const { url: serviceUrl, close: closeService } = await service.listen({ port: 0, host: '127.0.0.1' });
 const env = { PAYHOOK_BASE_URL: serviceUrl, PAYHOOK_API_KEY: 'sk_test_demo_shop_key_000001', PAYHOOK_WEBHOOK_SECRET: 'whsec_demo_shop_secret' };
 
-// Narrate what the shop's receiver decides for every delivery.
+// The shop logs through pino, as it would in production. Each line pino writes is narrated, then
+// shown as it is: what `pnpm --dir examples/express start` prints, one JSON line per delivery.
 const verdicts: Record<string, string> = {
   processed: 'signature verified, first time seen: handler ran',
   duplicate: 'signature verified, already done: handler skipped',
   'in-progress': 'already running elsewhere: try later',
   unauthorized: 'signature rejected',
 };
-const narrate = (_level: string, fields: object) => {
-  if (!('outcome' in fields)) return;
-  const r = fields as DeliveryReport;
+const dim = (text: string) => (process.stdout.isTTY ? `\x1b[2m${text}\x1b[22m` : text);
+const narrate = (line: string) => {
+  const r = JSON.parse(line) as DeliveryReport;
+  if (!('outcome' in r)) return;
   if (r.source === 'reconcile') {
     // A reconcile run passes every known event through the store; only what it recovers is news.
     if (r.outcome === 'processed') say(`      shop ⟲ ${r.event} ${r.reference}: recovered by reconcile, handler ran`);
     return;
   }
   say(`      shop ← ${r.event ?? 'webhook'} ${r.reference ?? ''}: ${verdicts[r.outcome] ?? r.outcome} (${r.status})`);
+  say(`        ${dim(line.trim())}`);
 };
-const shop = createShop({ ...process.env, ...env }, { logger: narrate });
+const shop = createShop({ ...process.env, ...env }, { logger: pino({ name: 'shop', level: 'debug' }, { write: narrate }) });
 shopServer.on('request', createApp(shop));
 
 const sandbox = (path: string, body?: unknown) =>

@@ -1,4 +1,5 @@
 import { createClient, PaymentServiceError } from '@payhook/client';
+import { pino } from 'pino';
 import { createReceiver, memoryStore, STATUS_RANK, type LoggerOption, type Receiver, type Store, type TransactionStatus } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
@@ -35,7 +36,8 @@ export interface Shop {
 /**
  * The merchant logic every example shares, so each example is only its framework's routing.
  * Reads `PAYHOOK_BASE_URL`, `PAYHOOK_API_KEY`, `PAYHOOK_WEBHOOK_SECRET`, and `REDIS_URL` or
- * `DATABASE_URL` to pick a shared store (otherwise the in-memory one).
+ * `DATABASE_URL` to pick a shared store (otherwise the in-memory one). Logs through pino (JSON
+ * lines on stdout, `LOG_LEVEL` default info) unless given another logger.
  *
  * Orders live in this process's memory: enough for a demo. A real shop keeps them in its database,
  * and with the Postgres store can write them in the same transaction as the done record.
@@ -54,7 +56,9 @@ export function createShop(env: Record<string, string | undefined> = process.env
       : memoryStore();
   const orders = new Map<string, Order>();
 
-  const receiver = createReceiver({ secret: need('PAYHOOK_WEBHOOK_SECRET'), store, logger: options.logger }).onAny((event) => {
+  // pino, as a production service logs: one JSON line per delivery (info), refusals at warn with their reason.
+  const logger = options.logger ?? pino({ name: 'shop', level: env.LOG_LEVEL ?? 'info' });
+  const receiver = createReceiver({ secret: need('PAYHOOK_WEBHOOK_SECRET'), store, logger }).onAny((event) => {
     const order = orders.get(event.merchantReference) ?? {
       merchantReference: event.merchantReference,
       reference: event.reference,
