@@ -24,7 +24,7 @@ const MAX_OPEN = 10_000;
 /**
  * Spans and metrics for every delivery, through `@opentelemetry/api` (an optional peer: install
  * it to use this entry). One span per delivery, `payhook.delivery`, a child of the active span
- * (the framework's HTTP span, where it is instrumented), from arrival to the answer, with an event
+ * (the framework's HTTP span, where it is instrumented), from the body's arrival to the answer, with an event
  * at the answer; a delivery answered 202 or 503 with its handler still running keeps its span open
  * until that handler's outcome, which is recorded on it. Metrics: `payhook.deliveries` by outcome,
  * `payhook.answer.duration`, `payhook.handler.duration`, `payhook.late_outcomes`,

@@ -126,8 +126,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     async handle(request, handleOptions = {}) {
-      const startedAt = o.clock.now();
       const delivery = await readRequest(request, o, handleOptions.framework);
+      // As on the Node bridge, which reads the body before `process`: durations run from the body's arrival.
+      const startedAt = o.clock.now();
       const hold = handleOptions.waitUntil ? holdOpen(handleOptions.waitUntil) : undefined;
       try {
         const r = await pipeline(delivery, startedAt, hold?.handOver);
