@@ -4,7 +4,7 @@ import { createClient } from '@payhook/client';
 import { createReceiver, createReconciler, memoryStore, type DeliveryReport, type PaymentEvent, type Receiver } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import { manualClock, type ManualClock } from '@payhook/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { merchants, SANDBOX_KEY, SECRET, start, validInput, type Started } from './reference/helpers.js';
 
 const MINUTE = 60_000;
@@ -190,6 +190,31 @@ describe('reconcile through verify and list', () => {
     expect(h.effects).toEqual([`${reference} payment.success`]);
     expect((await h.reconcile()).recovered).toEqual([]);
     expect(h.effects).toHaveLength(1);
+  });
+});
+
+describe('reconciler.start', () => {
+  it('logs a failed run through the logger given (fields first, the error under err) and runs again at the next tick', async () => {
+    const clock = manualClock();
+    const client = createClient({ apiKey: SANDBOX_KEY, baseUrl: 'http://127.0.0.1:9', maxRetries: 0 });
+    const lines: { fields: { err?: unknown }; message: string }[] = [];
+    const reconciler = createReconciler({
+      client,
+      receiver: createReceiver({ secret: SECRET, logger: quiet }),
+      clock,
+      logger: { error: (fields: { err?: unknown }, message: string) => void lines.push({ fields, message }) },
+    });
+    const stop = reconciler.start({ everyMs: MINUTE });
+    try {
+      // The first run starts at once and fails on a real refused connection.
+      await vi.waitFor(() => expect(lines).toHaveLength(1), { timeout: 10_000 });
+      await clock.advance(MINUTE);
+      await vi.waitFor(() => expect(lines).toHaveLength(2), { timeout: 10_000 });
+    } finally {
+      stop();
+    }
+    expect(lines[0]!.message).toBe('[@payhook/core] a reconcile run failed; the next one will try again');
+    expect(lines[0]!.fields.err).toBeInstanceOf(Error);
   });
 });
 

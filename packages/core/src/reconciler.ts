@@ -2,6 +2,7 @@ import type { TransactionRecord } from './api-schema.js';
 import type { PaymentEvent } from './event-schema.js';
 import { every, systemClock, type Clock } from './clock.js';
 import { EVENTS_BY_STATUS } from './lifecycle.js';
+import { toLog, type LoggerOption } from './logger.js';
 import type { DeliveryReport } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
 
@@ -20,6 +21,8 @@ export interface ReconcilerOptions {
   onRecovered?: (report: DeliveryReport) => void;
   /** Time and timers for `start`, for tests. Default: the real ones. */
   clock?: Clock;
+  /** Where a failed run of `start` is logged (at error, the error under `err`); the receiver's kinds of logger. Default: the console. */
+  logger?: LoggerOption;
 }
 
 export interface ReconcileRun {
@@ -52,6 +55,7 @@ export interface Reconciler {
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   const { client, receiver, clock = systemClock } = options;
+  const log = toLog(options.logger);
 
   async function run(range: { from: Date | string; to: Date | string }): Promise<ReconcileRun> {
     const result: ReconcileRun = { scanned: 0, recovered: [], inProgress: [], failed: [] };
@@ -84,7 +88,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
           const to = new Date(clock.now());
           onRun?.(await run({ from: new Date(to.getTime() - lookbackMs), to }));
         } catch (error) {
-          console.error('[@payhook/core] a reconcile run failed; the next one will try again', error);
+          log.write('error', { err: error }, '[@payhook/core] a reconcile run failed; the next one will try again');
         } finally {
           running = false;
         }
