@@ -86,7 +86,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         running = true;
         try {
           const to = new Date(clock.now());
-          onRun?.(await run({ from: new Date(to.getTime() - lookbackMs), to }));
+          // Not `onRun?.(await run(…))`: an optional call skips its arguments, and the run with them.
+          const result = await run({ from: new Date(to.getTime() - lookbackMs), to });
+          onRun?.(result);
         } catch (error) {
           log.write('error', { err: error }, '[@payhook/core] a reconcile run failed; the next one will try again');
         } finally {
