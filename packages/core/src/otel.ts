@@ -1,5 +1,5 @@
 import { metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Meter, type Span, type Tracer } from '@opentelemetry/api';
-import type { DeliveryOutcome, DeliveryReport } from './pipeline/outcome.js';
+import { STATUS, type DeliveryOutcome, type DeliveryReport } from './pipeline/outcome.js';
 import { levelOf } from './pipeline/report.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -17,7 +17,6 @@ const SCOPE = '@payhook/core';
 const HANDLERS_RAN: ReadonlySet<DeliveryOutcome> = new Set(['processed', 'failed', 'rejected']);
 /** Answers that leave the handler running: their span stays open until its late outcome. */
 const ANSWERED_EARLY: ReadonlySet<DeliveryOutcome> = new Set(['accepted', 'deferred']);
-const DEDUPE_RESULT: Partial<Record<DeliveryOutcome, string>> = { duplicate: 'done', 'in-progress': 'running' };
 /** At most this many spans wait for a late outcome; past it the oldest is ended as it is. */
 const MAX_OPEN = 10_000;
 
@@ -36,29 +35,23 @@ const MAX_OPEN = 10_000;
  */
 export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
   const tracer = options.tracer ?? trace.getTracer(SCOPE);
-  const meter = options.meter ?? metrics.getMeter(SCOPE);
-  const deliveries = meter.createCounter('payhook.deliveries', { unit: '{delivery}', description: 'Deliveries answered, by outcome' });
-  const answerTime = meter.createHistogram('payhook.answer.duration', {
-    unit: 's',
-    description: 'From a delivery reaching the receiver to its answer',
-  });
-  const handlerTime = meter.createHistogram('payhook.handler.duration', {
-    unit: 's',
-    description: "From a delivery reaching the receiver to its handlers' end, for deliveries whose handlers ran",
-  });
-  const lateOutcomes = meter.createCounter('payhook.late_outcomes', {
-    unit: '{delivery}',
-    description: 'Outcomes of handlers that finished after their delivery was answered (202 or 503)',
-  });
-  const duplicates = meter.createCounter('payhook.duplicates', {
-    unit: '{delivery}',
-    description: 'Copies of events already done, or running elsewhere',
-  });
-  const recovered = meter.createCounter('payhook.reconcile.recovered', { unit: '{event}', description: 'Events a reconcile ran that no delivery had' });
+  // The tracer API hands out a proxy that follows the provider registered later; the meter API does
+  // not, so without a meter given the instruments are made again whenever the global provider changes.
+  let provider: unknown;
+  let m = options.meter ? instruments(options.meter) : undefined;
+  const meter = () => {
+    if (options.meter) return m!;
+    const current = metrics.getMeterProvider();
+    if (current !== provider) {
+      provider = current;
+      m = instruments(current.getMeter(SCOPE));
+    }
+    return m!;
+  };
   const open = new Map<string, Span>();
 
-  const finish = (span: Span, r: DeliveryReport, now: number) => {
-    if (levelOf(r) === 'error') {
+  const finish = (span: Span, r: DeliveryReport, failed: boolean, now: number) => {
+    if (failed) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: r.outcome });
       if (r.error instanceof Error) span.recordException(r.error, now);
     }
@@ -67,27 +60,31 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
 
   return {
     record(r, now) {
+      const i = meter();
       const seconds = (r.durationMs ?? 0) / 1000;
-      const outcome = { 'payhook.outcome': r.outcome };
+      const outcome = OUTCOME[r.outcome];
+      const failed = levelOf(r) === 'error';
       if (r.late) {
-        lateOutcomes.add(1, outcome);
-        if (HANDLERS_RAN.has(r.outcome)) handlerTime.record(seconds, outcome);
+        i.lateOutcomes.add(1, outcome);
+        if (HANDLERS_RAN.has(r.outcome)) i.handlerTime.record(seconds, outcome);
         const span = r.dedupeKey === undefined ? undefined : open.get(r.dedupeKey);
         if (span === undefined) return;
         open.delete(r.dedupeKey!);
-        span.setAttributes({ 'payhook.late': true, 'payhook.late_outcome': r.outcome, ...errorType(r) });
+        span.setAttribute('payhook.late', true);
+        span.setAttribute('payhook.late_outcome', r.outcome);
+        if (failed) span.setAttribute('error.type', errorType(r));
         span.addEvent('payhook.late_outcome', outcome, now);
-        return finish(span, r, now);
+        return finish(span, r, failed, now);
       }
-      deliveries.add(1, { ...outcome, 'http.response.status_code': r.status, 'payhook.source': r.source ?? 'webhook' });
-      answerTime.record(seconds, outcome);
-      const dedupe = DEDUPE_RESULT[r.outcome];
-      if (dedupe !== undefined) duplicates.add(1, { 'payhook.dedupe.result': dedupe });
-      if (HANDLERS_RAN.has(r.outcome)) handlerTime.record(seconds, outcome);
-      if (r.source === 'reconcile' && (r.outcome === 'processed' || r.outcome === 'rejected')) recovered.add(1, outcome);
+      i.deliveries.add(1, deliveryAttributes(r));
+      i.answerTime.record(seconds, outcome);
+      const dedupe = DEDUPE[r.outcome];
+      if (dedupe !== undefined) i.duplicates.add(1, dedupe);
+      if (HANDLERS_RAN.has(r.outcome)) i.handlerTime.record(seconds, outcome);
+      if (r.source === 'reconcile' && (r.outcome === 'processed' || r.outcome === 'rejected')) i.recovered.add(1, outcome);
 
-      const span = tracer.startSpan('payhook.delivery', { kind: SpanKind.INTERNAL, startTime: now - (r.durationMs ?? 0), attributes: attributesOf(r) });
-      span.addEvent('payhook.answered', { 'http.response.status_code': r.status }, now);
+      const span = tracer.startSpan('payhook.delivery', { kind: SpanKind.INTERNAL, startTime: now - (r.durationMs ?? 0), attributes: attributesOf(r, failed) });
+      span.addEvent('payhook.answered', STATUS_ATTRIBUTES(r.status), now);
       if (ANSWERED_EARLY.has(r.outcome) && r.dedupeKey !== undefined) {
         if (open.size >= MAX_OPEN) {
           const [key, oldest] = open.entries().next().value as [string, Span];
@@ -97,31 +94,72 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
         open.set(r.dedupeKey, span);
         return;
       }
-      finish(span, r, now);
+      finish(span, r, failed, now);
     },
   };
 }
 
+/** The metric instruments, on one meter. */
+function instruments(meter: Meter) {
+  return {
+    deliveries: meter.createCounter('payhook.deliveries', { unit: '{delivery}', description: 'Deliveries answered, by outcome' }),
+    answerTime: meter.createHistogram('payhook.answer.duration', { unit: 's', description: 'From the body of a delivery arriving to its answer' }),
+    handlerTime: meter.createHistogram('payhook.handler.duration', {
+      unit: 's',
+      description: "From the body of a delivery arriving to its handlers' end, for deliveries whose handlers ran",
+    }),
+    lateOutcomes: meter.createCounter('payhook.late_outcomes', {
+      unit: '{delivery}',
+      description: 'Outcomes of handlers that finished after their delivery was answered (202 or 503)',
+    }),
+    duplicates: meter.createCounter('payhook.duplicates', { unit: '{delivery}', description: 'Copies of events already done, or running elsewhere' }),
+    recovered: meter.createCounter('payhook.reconcile.recovered', { unit: '{event}', description: 'Events a reconcile ran that no delivery had' }),
+  };
+}
+
+// Attribute objects are made once and shared: the SDK copies what it keeps, and every delivery
+// would otherwise build and drop them (BENCHMARKS.md, issue 15).
+const OUTCOME = Object.fromEntries(Object.keys(STATUS).map((o): [string, Attributes] => [o, Object.freeze({ 'payhook.outcome': o })])) as Record<
+  DeliveryOutcome,
+  Attributes
+>;
+const DEDUPE: Partial<Record<DeliveryOutcome, Attributes>> = {
+  duplicate: Object.freeze({ 'payhook.dedupe.result': 'done' }),
+  'in-progress': Object.freeze({ 'payhook.dedupe.result': 'running' }),
+};
+const byKey = new Map<string, Attributes>();
+function deliveryAttributes(r: DeliveryReport): Attributes {
+  const source = r.source ?? 'webhook';
+  const key = `${r.outcome} ${r.status} ${source}`;
+  let a = byKey.get(key);
+  if (a === undefined) byKey.set(key, (a = Object.freeze({ 'payhook.outcome': r.outcome, 'http.response.status_code': r.status, 'payhook.source': source })));
+  return a;
+}
+const byStatus = new Map<number, Attributes>();
+const STATUS_ATTRIBUTES = (status: number): Attributes => {
+  let a = byStatus.get(status);
+  if (a === undefined) byStatus.set(status, (a = Object.freeze({ 'http.response.status_code': status })));
+  return a;
+};
+
 /** A report as span attributes: OpenTelemetry's names where its conventions have one, `payhook.*` otherwise. */
-function attributesOf(r: DeliveryReport): Attributes {
+function attributesOf(r: DeliveryReport, failed: boolean): Attributes {
   const a: Attributes = {
     'http.response.status_code': r.status,
     'payhook.outcome': r.outcome,
     'payhook.source': r.source ?? 'webhook',
     'payhook.late': false,
+    'payhook.dedupe.result': r.outcome === 'duplicate' ? 'done' : r.outcome === 'in-progress' ? 'running' : r.attempt !== undefined ? 'claimed' : 'none',
   };
   if (r.event !== undefined) a['payhook.event'] = r.event;
   if (r.reference !== undefined) a['payhook.reference'] = r.reference;
   if (r.dedupeKey !== undefined) a['payhook.dedupe.key'] = r.dedupeKey;
-  a['payhook.dedupe.result'] = DEDUPE_RESULT[r.outcome] ?? (r.attempt !== undefined ? 'claimed' : 'none');
   if (r.attempt !== undefined) a['payhook.attempt'] = r.attempt;
   if (r.secretIndex !== undefined) a['payhook.secret.index'] = r.secretIndex;
   if (r.reason !== undefined) a['payhook.signature.reason'] = r.reason;
-  return { ...a, ...errorType(r) };
+  if (failed) a['error.type'] = errorType(r);
+  return a;
 }
 
 /** `error.type`, as the conventions name it: the error's class, or the outcome when there is none. */
-function errorType(r: DeliveryReport): Attributes {
-  if (levelOf(r) !== 'error') return {};
-  return { 'error.type': r.error instanceof Error ? r.error.name : r.outcome };
-}
+const errorType = (r: DeliveryReport): string => (r.error instanceof Error ? r.error.name : r.outcome);

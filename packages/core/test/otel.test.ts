@@ -129,13 +129,14 @@ describe('openTelemetry(): spans and metrics through the SDK', () => {
     await otel.shutdown();
   });
 
-  it('uses the globally registered SDK by default, and is a no-op (answers unchanged) when none is', async () => {
-    const bare = await run({ telemetry: openTelemetry() });
+  it('uses the globally registered SDK by default, even one registered after it was made, and is a no-op until then', async () => {
+    const telemetry = openTelemetry();
+    const bare = await run({ telemetry });
     expect(bare.statuses).toEqual([200, 200, 200, 500, 202, 409, 401]);
     const otel = sdk();
     trace.setGlobalTracerProvider(otel.tracerProvider);
     metrics.setGlobalMeterProvider(otel.meterProvider);
-    await run({ telemetry: openTelemetry() });
+    await run({ telemetry });
     expect(otel.spans.getFinishedSpans()).toHaveLength(8);
     expect((await otel.read()).get('payhook.deliveries')!.length).toBeGreaterThan(0);
     await otel.shutdown();
