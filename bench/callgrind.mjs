@@ -7,15 +7,16 @@
 // give wall-time ratios (bench/core.mjs) beside these. The rows are bench/lib/contenders.mjs's.
 //
 //   node bench/callgrind.mjs [--iterations 20000] [--warmup 20000] [--rows process,floor,octokit,handle,webStandard] [--write]
-//   (rows may also name stripe and svix; --write replaces the "## Instructions per delivery (callgrind)"
+//   (rows may also name stripe, svix and processOtelNoop, `process` with `telemetry: openTelemetry()` from the
+//   otel.js beside --core's index.js, no SDK registered; --write replaces the "## Instructions per delivery (callgrind)"
 //   section of BENCHMARKS.md, unless BENCH_NO_WRITE is set)
 //   (inside valgrind) node --predictable --hash-seed=1 --random-seed=1 bench/callgrind.mjs --row process --iterations 20000
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ROWS, loadPeers, makeContenders } from './lib/contenders.mjs';
+import { ROWS, loadOtel, loadPeers, makeContenders } from './lib/contenders.mjs';
 import { coreBuild, date, fmt, load, machine, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -41,7 +42,9 @@ if (values.row) {
   const core = await import(pathToFileURL(path.join(values.core, 'index.js')).href);
   const adapter = await import(pathToFileURL(path.join(values.core, 'adapter.js')).href);
   const peers = values.row === 'stripe' || values.row === 'svix' ? await loadPeers() : undefined;
-  const contenders = makeContenders({ core, adapter, peers });
+  // Only the telemetry row loads the otel entry (and @opentelemetry/api): the others run without it, as an app without it would.
+  const otel = values.row === 'processOtelNoop' ? await loadOtel(values.core) : undefined;
+  const contenders = makeContenders({ core, adapter, otel, peers });
   const run = contenders[values.row](values.row);
   for (let i = 0; i < warmup; i++) await run();
   for (let i = 0; i < iterations; i++) await run();
@@ -51,6 +54,9 @@ if (values.row) {
   const rows = values.rows.split(',');
   const unknown = rows.filter((r) => !ROWS[r]);
   if (unknown.length) throw new Error(`[bench] no such row: ${unknown.join(', ')} (rows: ${Object.keys(ROWS).join(', ')})`);
+  if (rows.includes('processOtelNoop') && !existsSync(path.join(values.core, 'otel.js'))) {
+    throw new Error(`[bench] processOtelNoop: ${path.join(values.core, 'otel.js')} is missing: this build of @payhook/core has no /otel entry (builds before it, such as 94c9b64, have none)`);
+  }
   const loadStart = load();
   const count = (row, n) => {
     const out = spawnSync(
@@ -75,6 +81,7 @@ if (values.row) {
   const p = perDelivery;
   const ratios = [
     has('process', 'octokit') && `- process / Octokit \`verifyAndReceive\` (throughput from instructions, Octokit's over process's): **${x(p.octokit / p.process)}** (target >= 1.0x in wall-time throughput)`,
+    has('process', 'processOtelNoop') && `- processOtelNoop / process (\`telemetry: openTelemetry()\`, no SDK, over no telemetry): **${x(p.processOtelNoop / p.process)}** (target < 1.10x)`,
     has('process', 'floor') && `- process / floor: **${x(p.floor / p.process)}** (target >= 0.6x)`,
     has('process', 'handle') && `- handle / process, raw (handle's instructions over process's): **${x(p.handle / p.process)}** (target <= 1.5x)`,
     has('process', 'handle', 'webStandard') && `- (handle − webStandard) / process (what handle adds beyond the platform's Request and Response, over process): **${x((p.handle - p.webStandard) / p.process)}** (target <= 1.5x)`,

@@ -11,14 +11,15 @@
 //   BENCH_NO_WRITE=1      print only, leave BENCHMARKS.md alone
 //   BENCH_NO_PIECES=1     skip the breakdown of the pipeline into its pieces
 //   BENCH_PROFILE=1       profile process and handle even when the targets are met
-//   BENCH_CORE_DIST=path  measure another build of core (its dist/index.js; print only)
+//   BENCH_CORE_DIST=path  measure another build of core (its dist/index.js; print only). A build with
+//                         no otel.js beside it (before the /otel entry) is measured without processOtelNoop
 //
 // It measures; it never asserts a target (a miss is reported, not failed). It is not part of the
 // test suite.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROWS as CONTENDERS, STORE_MAX, N, loadPeers, makeContenders, makeDeliveries } from './lib/contenders.mjs';
+import { ROWS as CONTENDERS, STORE_MAX, N, loadOtel, loadPeers, makeContenders, makeDeliveries } from './lib/contenders.mjs';
 import { profilePipeline } from './lib/core-profile.mjs';
 import { coreFindings, coreSection, targetRatios } from './lib/core-report.mjs';
 import { cpuTimeCheck, measureRows } from './lib/measure.mjs';
@@ -43,7 +44,12 @@ const WRITE = !process.env.BENCH_NO_WRITE && !process.env.BENCH_CORE_DIST;
 const TARGETS = { octokit: 1.0, floor: 0.6, handle: 1.5 };
 
 const loadStart = load();
-const modules = { core, adapter, peers: await loadPeers() };
+// The /otel entry beside them, for processOtelNoop. Only another build (BENCH_CORE_DIST) may lack it:
+// for the workspace's own build a missing otel.js is a stale build, and the row throws.
+const otel = await loadOtel(distDir);
+const withOtel = !(otel.missing && process.env.BENCH_CORE_DIST);
+if (!withOtel) console.log(`[bench] ${otel.file} is missing (a build before the /otel entry): processOtelNoop is not measured`);
+const modules = { core, adapter, otel, peers: await loadPeers() };
 const d = makeDeliveries();
 await selfCheck(modules, d);
 const c = makeContenders(modules, d);
@@ -52,6 +58,7 @@ const row = (key, kind, of = key, input = undefined, label = CONTENDERS[of].labe
 });
 const ROWS = [
   row('process', 'targeted'),
+  ...(withOtel ? [row('processOtelNoop', 'telemetry')] : []),
   row('floor', 'targeted'),
   row('octokit', 'targeted'),
   row('handle', 'targeted'),
@@ -84,7 +91,8 @@ if (!process.env.BENCH_NO_PIECES) {
 c.resign();
 // Interleaved in groups: the targeted three alone, then the web-standard pair, then the peers. All
 // seven in one loop lets the Request/Response rows' garbage land on whoever runs next.
-const cpuGroups = [['process', 'floor', 'octokit'], ['handle', 'webStandard'], ['stripe', 'svix']];
+// processOtelNoop joins the first group, so it is timed in the same chunks as process.
+const cpuGroups = [['process', ...(withOtel ? ['processOtelNoop'] : []), 'floor', 'octokit'], ['handle', 'webStandard'], ['stripe', 'svix']];
 const perDelivery = {};
 for (const group of cpuGroups) Object.assign(perDelivery, await cpuTimeCheck(group.map((k) => byKey[k])));
 const cpu = { perDelivery, ...targetRatios(perDelivery, TARGETS) };

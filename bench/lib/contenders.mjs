@@ -2,6 +2,9 @@
 // N distinct signed deliveries and, for each contender, a function that handles the next one.
 // Every contender's handler does the same trivial work and counts its runs.
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Webhooks } from '@octokit/webhooks';
 import { payloadFor } from './payload.mjs';
 
@@ -14,6 +17,10 @@ export const STORE_MAX = 1024;
 /** What each contender is, for the tables; `async`: its function returns a promise to await. */
 export const ROWS = {
   process: { label: 'payhook `adapterOf(receiver).process` (Buffer body, memory store)', async: true },
+  processOtelNoop: {
+    label: 'payhook `process` with `telemetry: openTelemetry()` (`@payhook/core/otel`, no OpenTelemetry SDK registered: the no-op tracer and meter)',
+    async: true,
+  },
   processNoStore: { label: 'payhook `process` on a store that does nothing (what deduplication costs: not a configuration to run)', async: true },
   floor: { label: 'floor: HMAC + timingSafeEqual + JSON.parse (Buffer body)' },
   octokit: { label: '@octokit/webhooks `verifyAndReceive` (string payload)', async: true },
@@ -27,6 +34,17 @@ export const ROWS = {
 export async function loadPeers() {
   const [{ default: Stripe }, { Webhook }] = await Promise.all([import('stripe'), import('svix')]);
   return { Stripe, Svix: Webhook };
+}
+
+/**
+ * The `/otel` entry of a build of @payhook/core: the otel.js beside its index.js in `distDir`.
+ * `{ file, missing: true }` where the build has none (builds before the otel entry, e.g. 94c9b64):
+ * the processOtelNoop row then throws, naming the file. Loading it loads `@opentelemetry/api`.
+ */
+export async function loadOtel(distDir) {
+  const file = path.join(distDir, 'otel.js');
+  if (!existsSync(file)) return { file, missing: true };
+  return { file, ...(await import(pathToFileURL(file).href)) };
 }
 
 /** The deliveries: bytes as they come off the wire, the same as strings (Octokit only takes strings), signatures, ids. */
@@ -48,10 +66,11 @@ export function makeDeliveries() {
 
 /**
  * The contenders over one set of deliveries. `core` is the root entry of a build of @payhook/core,
- * `adapter` its `/adapter` entry, `peers` what loadPeers() returns (for stripe and svix only).
+ * `adapter` its `/adapter` entry, `otel` what loadOtel() returns for the same build (for
+ * processOtelNoop only), `peers` what loadPeers() returns (for stripe and svix only).
  * Each maker returns `() => result` (a promise for async ones).
  */
-export function makeContenders({ core, adapter, peers }, d = makeDeliveries()) {
+export function makeContenders({ core, adapter, otel, peers }, d = makeDeliveries()) {
   const counts = {};
   let sink = 0;
   const handlerFor = (name, unwrap = false) => {
@@ -81,8 +100,8 @@ export function makeContenders({ core, adapter, peers }, d = makeDeliveries()) {
       headers: { 'content-type': 'application/json', 'x-service-signature': d.signatures[i] },
       body: d.bodies[i],
     });
-  const newReceiver = (name) =>
-    core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }) }).on('payment.success', handlerFor(name));
+  const newReceiver = (name, extra = {}) =>
+    core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }), ...extra }).on('payment.success', handlerFor(name));
 
   const signed = peers && signPeers(peers, d);
   const needPeers = (name) => {
@@ -117,6 +136,26 @@ export function makeContenders({ core, adapter, peers }, d = makeDeliveries()) {
       return () => {
         const i = k();
         return process({ method: 'POST', signature: d.signatures[i], body: input[i] });
+      };
+    },
+    /**
+     * `process` exactly, with `telemetry: openTelemetry()` from the build's own otel.js. No SDK is
+     * registered, so `@opentelemetry/api` hands out its no-op tracer and meter: this is what the
+     * telemetry path costs before any exporter does work (the spans and metrics are built, then dropped).
+     */
+    processOtelNoop(name) {
+      if (typeof otel?.openTelemetry !== 'function') {
+        throw new Error(
+          otel?.missing
+            ? `[bench] ${name}: ${otel.file} is missing: this build of @payhook/core has no /otel entry (builds before it, such as 94c9b64, have none)`
+            : `[bench] ${name} needs the build's otel entry: makeContenders({ core, adapter, otel: await loadOtel(distDir) })`,
+        );
+      }
+      const { process } = adapter.adapterOf(newReceiver(name, { telemetry: otel.openTelemetry() }));
+      const k = next(name);
+      return () => {
+        const i = k();
+        return process({ method: 'POST', signature: d.signatures[i], body: d.bodies[i] });
       };
     },
     /**

@@ -43,9 +43,21 @@ export function coreFindings({ rows, results, targets, wall, cpu, pieces, profil
     `- (handle − webStandard) / process (what \`handle\` adds beyond building and reading a Request and a Response, over \`process\`): **${x(wall.handleNet)}**, target <= ${tx(targets.handle)}: ${verdict(wall.met.handleNet)}; webStandard alone is ${fmtNs(t('webStandard'))}, ${pct(t('webStandard') / t('handle'))} of handle`,
     `- against the other peers (throughput, no target): process / stripe \`constructEvent\` **${x(t('stripe') / t('process'))}**, process / svix \`verify\` **${x(t('svix') / t('process'))}** (floor / stripe ${x(t('stripe') / t('floor'))}, floor / svix ${x(t('svix') / t('floor'))})`,
     `- informative: process with a string body / with a Buffer body (throughput): ${x(t('process') / t('processString'))}; floor string / Buffer: ${x(t('floor') / t('floorString'))}`,
-    `- cross-check on CPU time (process.cpuUsage; process, floor and Octokit interleaved in chunks of 1500 iterations, then handle with webStandard, then the peers; median of 40 chunks): ${Object.entries(cpu.perDelivery).map(([k, v]) => `${k} ${fmtNs(v)}`).join(', ')} per delivery; process / Octokit ${x(cpu.octokit)}, process / floor ${x(cpu.floor)}, handle / process raw ${x(cpu.handleRaw)}, (handle − webStandard) / process ${x(cpu.handleNet)}`,
+    ...telemetryText(results, cpu),
+    `- cross-check on CPU time (process.cpuUsage; process, ${results.processOtelNoop ? 'processOtelNoop, ' : ''}floor and Octokit interleaved in chunks of 1500 iterations, then handle with webStandard, then the peers; median of 40 chunks): ${Object.entries(cpu.perDelivery).map(([k, v]) => `${k} ${fmtNs(v)}`).join(', ')} per delivery; process / Octokit ${x(cpu.octokit)}, process / floor ${x(cpu.floor)}, handle / process raw ${x(cpu.handleRaw)}, (handle − webStandard) / process ${x(cpu.handleNet)}`,
   ];
   return [...table, '', ...ratios, ...piecesText(pieces, t('process')), ...boundsText(profileShares, cpu, wall, targets), ...handleText(handleProfile)];
+}
+
+/** What `telemetry: openTelemetry()` adds with no SDK registered (the no-op tracer and meter): the issue's target is under 10%. */
+function telemetryText(results, cpu) {
+  if (!results.processOtelNoop) return [];
+  const wall = results.processOtelNoop.avg / results.process.avg;
+  const c = cpu.perDelivery;
+  const onCpu = c.processOtelNoop && c.process ? `; on CPU time ${x(c.processOtelNoop / c.process)}` : '';
+  return [
+    `- telemetry: processOtelNoop / process (time with \`telemetry: openTelemetry()\` and no OpenTelemetry SDK, over time without telemetry): **${x(wall)}** (${wall >= 1 ? '+' : '−'}${(Math.abs(wall - 1) * 100).toFixed(1)}%), target < 1.10x: ${verdict(wall < 1.1)}${onCpu}`,
+  ];
 }
 
 function piecesText(pieces, pipe) {

@@ -24,6 +24,16 @@ export async function selfCheck(modules, d) {
   if ((await process({ method: 'POST', signature: d.signatures[0], body: d.bodies[0] })).report.outcome !== 'duplicate') fail('the memory store does not deduplicate');
   if ((await process({ method: 'POST', signature: d.signatures[1], body: d.bodies[0] })).status !== 401) fail('payhook accepted a wrong signature');
 
+  if (modules.otel && !modules.otel.missing) {
+    // The telemetry option is taken: record() runs once per delivery (else processOtelNoop would measure nothing).
+    const otel = modules.otel.openTelemetry();
+    let recorded = 0;
+    const telemetry = { record: (r, now) => void (recorded++, otel.record(r, now)) };
+    const withOtel = adapter.adapterOf(core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }), telemetry }).on('payment.success', () => {}));
+    const r = await withOtel.process({ method: 'POST', signature: d.signatures[0], body: d.bodies[0] });
+    if (r.report.outcome !== 'processed' || recorded !== 1) fail(`with openTelemetry(): outcome ${r.report.outcome}, telemetry recorded ${recorded} time(s), expected processed and 1`);
+  }
+
   const webhooks = new Webhooks({ secret: SECRET, log: { debug() {}, info() {}, warn() {}, error() {} } });
   let seen = 0;
   webhooks.on('payment.success', () => void seen++);
@@ -51,6 +61,7 @@ export async function selfCheck(modules, d) {
   const c = makeContenders(modules, d);
   for (const [name, row] of Object.entries(ROWS)) {
     if ((name === 'stripe' || name === 'svix') && !modules.peers) continue;
+    if (name === 'processOtelNoop' && (!modules.otel || modules.otel.missing)) continue;
     const fn = c[name](name);
     await (row.async ? fn() : Promise.resolve(fn()));
     if (c.counts[name].handled !== 1) fail(`the ${name} row's handler did not run`);
