@@ -53,7 +53,7 @@ export interface DeliveryReport {
   late?: boolean;
   /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
   source?: HandlerContext['source'];
-  /** Milliseconds from the delivery reaching the receiver to this report (for a late outcome, to the handler's end). */
+  /** Milliseconds from the body's arrival to this report (for a late outcome, to the handler's end), on the receiver's clock. */
   durationMs?: number;
   /** Which claim of the event this was: 1 the first time, more after a failure or an expired lease. */
   attempt?: number;
