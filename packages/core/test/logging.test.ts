@@ -2,9 +2,10 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import winston from 'winston';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { DeliveryOutcome, LoggerOption, LogLevel } from '../src/index.js';
+import { createEvent, manualClock, signedRequest } from '@payhook/testing';
+import { createReceiver, memoryStore, type DeliveryOutcome, type LoggerOption, type LogLevel } from '../src/index.js';
 import { LEVEL } from '../src/pipeline/report.js';
-import { everyOutcome, LATE_OUTCOMES } from './every-outcome.js';
+import { everyOutcome, LATE_OUTCOMES, secret } from './every-outcome.js';
 
 /** One line as a logger wrote it: its level, its message, and the fields it carried. */
 interface Line {
@@ -126,3 +127,33 @@ describe('a logger never changes an answer', () => {
 function boom(): never {
   throw new Error('the log sink is down');
 }
+
+describe('a handler that fails after its 202', () => {
+  it('is logged once at error, as late, saying the service will not redeliver and what recovers it', async () => {
+    const clock = manualClock(0);
+    const lines: { level: string; fields: Record<string, unknown>; message: string }[] = [];
+    const receiver = createReceiver({
+      secret,
+      clock,
+      budgetMs: 200,
+      store: memoryStore({ now: clock.now }),
+      logger: (level, fields, message) => void lines.push({ level, fields: fields as Record<string, unknown>, message }),
+    }).on('payment.success', async () => {
+      await clock.sleep(500);
+      throw new Error('the warehouse is unreachable');
+    });
+    const answer = receiver.handle(signedRequest(createEvent('payment.success'), { secret }));
+    await clock.advance(200);
+    expect((await answer).status).toBe(202);
+    await clock.advance(300);
+    expect(lines.map((l) => [l.level, l.fields.outcome, l.fields.late ?? false])).toEqual([
+      ['info', 'accepted', false],
+      ['error', 'failed', true],
+    ]);
+    expect(lines[1]!.message).toBe(
+      '[@payhook/core] a handler failed after the service was answered 202, so the service will not redeliver the event: createReconciler recovers it.',
+    );
+    expect(lines[1]!.fields).toMatchObject({ status: 500, durationMs: 500 });
+    expect(lines[1]!.fields.err).toBeInstanceOf(Error);
+  });
+});
