@@ -8,7 +8,7 @@ export type { Telemetry } from './telemetry.js';
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('@payhook/core')`, from the globally registered provider (a no-op until an SDK is). */
   tracer?: Tracer;
-  /** Default: `metrics.getMeter('@payhook/core')`, likewise. */
+  /** Default: `@payhook/core`'s meter from the globally registered provider, looked up again when another is registered. */
   meter?: Meter;
 }
 
