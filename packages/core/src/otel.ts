@@ -123,10 +123,11 @@ const OUTCOME = Object.fromEntries(Object.keys(STATUS).map((o): [string, Attribu
   DeliveryOutcome,
   Attributes
 >;
-const DEDUPE: Partial<Record<DeliveryOutcome, Attributes>> = {
-  duplicate: Object.freeze({ 'payhook.dedupe.result': 'done' }),
-  'in-progress': Object.freeze({ 'payhook.dedupe.result': 'running' }),
-};
+/** What the store said of a copy: done already, or running elsewhere. */
+const DEDUPE_RESULT: Partial<Record<DeliveryOutcome, string>> = { duplicate: 'done', 'in-progress': 'running' };
+const DEDUPE = Object.fromEntries(
+  Object.entries(DEDUPE_RESULT).map(([o, result]): [string, Attributes] => [o, Object.freeze({ 'payhook.dedupe.result': result })]),
+) as Partial<Record<DeliveryOutcome, Attributes>>;
 const byKey = new Map<string, Attributes>();
 function deliveryAttributes(r: DeliveryReport): Attributes {
   const source = r.source ?? 'webhook';
@@ -149,7 +150,7 @@ function attributesOf(r: DeliveryReport, failed: boolean): Attributes {
     'payhook.outcome': r.outcome,
     'payhook.source': r.source ?? 'webhook',
     'payhook.late': false,
-    'payhook.dedupe.result': r.outcome === 'duplicate' ? 'done' : r.outcome === 'in-progress' ? 'running' : r.attempt !== undefined ? 'claimed' : 'none',
+    'payhook.dedupe.result': DEDUPE_RESULT[r.outcome] ?? (r.attempt !== undefined ? 'claimed' : 'none'),
   };
   if (r.event !== undefined) a['payhook.event'] = r.event;
   if (r.reference !== undefined) a['payhook.reference'] = r.reference;

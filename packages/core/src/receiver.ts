@@ -86,7 +86,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     r.durationMs = o.clock.now() - startedAt;
     return answerOf(report(r));
   };
-  const secretsVerify = (body: RawBody, header: unknown, secrets: readonly string[]) => verifyStep(secrets)(body, header);
 
   function pipeline(delivery: RawDelivery, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
@@ -99,7 +98,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   }
   function afterVerify(v: VerifyResult, body: RawBody, signature: unknown, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
     if (!v.ok) {
-      const diagnosing = diagnoseSignature(v, { body, header: signature, secrets: o.secrets, mode: o.mode, verify: secretsVerify });
+      const diagnosing = diagnoseSignature(v, { body, header: signature, secrets: o.secrets, mode: o.mode, verify });
       return diagnosing.then((d) => finish({ ...reportOf('unauthorized'), ...d }, startedAt));
     }
     const event = parseEvent(body);

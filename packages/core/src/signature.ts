@@ -8,7 +8,9 @@ export type VerifyResult =
   | { ok: true; secretIndex: number }
   | { ok: false; reason: 'missing' | 'malformed' | 'mismatch' | 'no-secret' };
 
-const PREFIX = 'sha256=';
+/** What every signature header starts with. */
+export const SIGNATURE_PREFIX = 'sha256=';
+const PREFIX = SIGNATURE_PREFIX;
 
 function requireSyncHmac(what: string): SyncHmac {
   if (!syncHmac) {

@@ -1,5 +1,5 @@
 import type { Awaitable } from '../maybe-async.js';
-import type { RawBody, VerifyResult } from '../signature.js';
+import { SIGNATURE_PREFIX as PREFIX, type RawBody, type VerifyResult } from '../signature.js';
 
 /** Why a signature was refused: no header, not the service's form, no secret matched, or no usable secret. */
 export type SignatureReason = 'missing' | 'malformed' | 'mismatch' | 'no-secret';
@@ -20,13 +20,12 @@ export interface DiagnoseInput {
   secrets: readonly string[];
   /** The environment the secrets belong to, when the merchant said (`mode` option). */
   mode: 'live' | 'sandbox' | undefined;
-  /** The receiver's own verifier, over other secrets. */
-  verify: (body: RawBody, header: unknown, secrets: readonly string[]) => Awaitable<VerifyResult>;
+  /** The receiver's own verifier (its secrets, prepared once), to try re-serialisations of the body with. */
+  verify: (body: RawBody, header: unknown) => Awaitable<VerifyResult>;
 }
 
 /** Bodies larger than this get no re-serialisation check: it parses and hashes the body again. */
 const DIAGNOSE_MAX_BYTES = 64 * 1024;
-const PREFIX = 'sha256=';
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
 /** The defect of a header the verifier called malformed. */
@@ -56,7 +55,7 @@ export async function diagnoseSignature(verdict: Exclude<VerifyResult, { ok: tru
   const value = text !== undefined && text.length <= DIAGNOSE_MAX_BYTES ? parse(text) : undefined;
   if (value !== undefined) {
     for (const form of [JSON.stringify(value), JSON.stringify(value, null, 2), JSON.stringify(value, null, 4)]) {
-      if (form !== text && (await verify(form, header, secrets)).ok) {
+      if (form !== text && (await verify(form, header)).ok) {
         hints.push('re-serialised');
         break;
       }
