@@ -1,6 +1,5 @@
 import * as z from 'zod';
-import { paymentEventSchema } from './event-schema.js';
-import { EVENT_NAMES, TRANSACTION_STATUSES } from './lifecycle.js';
+import { TRANSACTION_STATUSES } from './lifecycle.js';
 
 export { TRANSACTION_STATUSES, type TransactionStatus } from './lifecycle.js';
 
@@ -19,9 +18,11 @@ export type SupportedCurrency = (typeof SUPPORTED_CURRENCIES)[number];
 export const MAX_AMOUNT_MINOR = 99_999_999_999;
 /** Longest span between `from` and `to` in a list query. */
 export const MAX_LIST_RANGE_MS = 90 * 24 * 60 * 60 * 1000;
-/** Items on a list page when `limit` is absent, and the most allowed. */
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+/**
+ * Transactions on a list page: fixed, as the official SDKs document it (go-sdk transactions.go
+ * `PageSize`); the list takes no `limit`.
+ */
+export const PAGE_SIZE = 10;
 
 /** The service's 400 messages, word for word. */
 export const API_MESSAGES = {
@@ -30,18 +31,19 @@ export const API_MESSAGES = {
   amountMax: 'amount must be at most 999999999.99',
   currencyCode: `currencyCode must be one of the supported ISO 4217 codes: ${SUPPORTED_CURRENCIES.join(', ')}`,
   customerPhone:
-    'customerPhone must be an Ethiopian mobile number: 09XXXXXXXX, 07XXXXXXXX, 9XXXXXXXX, +2519XXXXXXXX or 2519XXXXXXXX',
+    'customerPhone must be an Ethiopian mobile number in one of these forms: 09XXXXXXXX, 07XXXXXXXX, 9XXXXXXXX, 7XXXXXXXX, +2519XXXXXXXX, +2517XXXXXXXX, 2519XXXXXXXX or 2517XXXXXXXX',
   merchantReference: 'merchantReference is required: your own reference for the order, 1 to 100 characters',
   callbackUrl: 'callbackUrl must be an absolute https:// URL',
-  customerName: 'customerName must be a string of at most 200 characters',
-  customerEmail: 'customerEmail must be an email address',
+  email: 'email must be an email address',
+  firstName: 'firstName must be a string of at most 100 characters',
+  lastName: 'lastName must be a string of at most 100 characters',
+  returnUrl: 'returnUrl must be an absolute https:// URL (http:// is accepted for localhost only)',
   from: 'from must be an ISO 8601 date or date-time, such as 2025-01-31 or 2025-01-31T12:00:00.000Z',
   to: 'to must be an ISO 8601 date or date-time, such as 2025-01-31 or 2025-01-31T12:00:00.000Z',
   fromAfterTo: 'from must not be after to',
   rangeTooLong: 'the range between from and to must not exceed 90 days',
   currency: 'currency must be a three-letter ISO 4217 code in upper case, such as ETB',
   status: `status must be one of: ${TRANSACTION_STATUSES.join(', ')}`,
-  limit: `limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`,
   cursor: 'cursor is malformed: pass the nextCursor of a previous page unchanged, with the same filters',
   cursorExpired: 'cursor has expired: start again from the first page',
 } as const;
@@ -111,8 +113,10 @@ const absoluteHttpUrl = (text: string) =>
   }, message(text));
 
 /**
- * The initialize request body (2.2). `customerPhone` comes out canonical (`2519…`). The service
- * itself refuses `http:` callback URLs unless it runs with its development flag.
+ * The initialize request body (2.2), with the optional fields the official SDKs send (go-sdk
+ * payments.go `initializeBody`): `email`, `firstName`, `lastName`, `returnUrl`. `customerPhone`
+ * comes out canonical (`2519…`). The service itself refuses `http:` callback and return URLs
+ * unless it runs with its development flag. Unknown fields are ignored.
  */
 export const initializeInputSchema = z.object({
   amount: z.string(message(API_MESSAGES.amount)).superRefine((value, ctx) => {
@@ -126,54 +130,119 @@ export const initializeInputSchema = z.object({
     .transform((value) => normalizeEthiopianPhone(value)!),
   merchantReference: z.string(message(API_MESSAGES.merchantReference)).min(1, message(API_MESSAGES.merchantReference)).max(100, message(API_MESSAGES.merchantReference)),
   callbackUrl: absoluteHttpUrl(API_MESSAGES.callbackUrl).optional(),
-  customerName: z.string(message(API_MESSAGES.customerName)).max(200, message(API_MESSAGES.customerName)).optional(),
-  customerEmail: z.email(message(API_MESSAGES.customerEmail)).optional(),
+  returnUrl: absoluteHttpUrl(API_MESSAGES.returnUrl).optional(),
+  email: z.email(message(API_MESSAGES.email)).optional(),
+  firstName: z.string(message(API_MESSAGES.firstName)).max(100, message(API_MESSAGES.firstName)).optional(),
+  lastName: z.string(message(API_MESSAGES.lastName)).max(100, message(API_MESSAGES.lastName)).optional(),
 });
 /** What a merchant sends to initialize. */
 export type InitializeInput = z.input<typeof initializeInputSchema>;
 /** The initialize body after validation (canonical phone). */
 export type InitializeData = z.output<typeof initializeInputSchema>;
 
-/** The initialize result (2.3). */
-export const initializeResultSchema = z.object({
-  reference: z.string(),
-  checkoutUrl: z.string(),
+/** A field the official SDKs model as nullable: null when the service sends null or leaves it out. */
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable().default(null);
+
+/**
+ * The initialize result (2.3), bare, as the SDKs read it: `status` is always `success`, and
+ * `expiresAt` is when the checkout session ends (go-sdk types.go `InitializedPayment`).
+ */
+export const initializeResultSchema = z.looseObject({
+  reference: z.string().min(1),
+  checkoutUrl: z.string().min(1),
+  status: z.string().optional(),
+  expiresAt: z.string().optional(),
 });
 export type InitializeResult = z.infer<typeof initializeResultSchema>;
 
+/** The customer on a record: every field may be null (go-sdk types.go `Customer`). */
+export const customerSchema = z.looseObject({
+  name: nullable(z.string()),
+  email: nullable(z.string()),
+  phone: nullable(z.string()),
+});
+
 /**
- * A transaction as verify, cancel, retrieve and list return it: the webhook payload of 2.1
- * without `event`, with a known status, plus `checkoutUrl` and `updatedAt`.
+ * A transaction as verify, retrieve and list return it, bare, in the SDKs' shape (go-sdk types.go
+ * `Transaction`, `VerifiedPayment`): `currencyCode`, not the webhook's `currency`. The service
+ * always sends `reference`, `status`, `amount`, `currencyCode` and `createdAt`; the rest may be
+ * null or absent (retrieve and list carry less than verify). The reference service also sends
+ * `mode`, `checkoutUrl`, `updatedAt` and `expiresAt`; other extra fields pass through.
  */
-export const transactionRecordSchema = paymentEventSchema.omit({ event: true }).extend({
+export const transactionRecordSchema = z.looseObject({
+  reference: z.string().min(1),
+  merchantReference: nullable(z.string()),
   status: z.enum(TRANSACTION_STATUSES),
-  checkoutUrl: z.string(),
-  updatedAt: z.iso.datetime({ precision: 3 }),
+  amount: z.string(),
+  serviceFee: nullable(z.string()),
+  currencyCode: z.string(),
+  paymentMethod: nullable(z.string()),
+  customer: nullable(customerSchema),
+  paidAt: nullable(z.string()),
+  createdAt: z.string(),
+  mode: z.enum(['live', 'sandbox']).optional(),
+  checkoutUrl: z.string().optional(),
+  updatedAt: z.string().optional(),
+  expiresAt: z.string().optional(),
 });
 export type TransactionRecord = z.infer<typeof transactionRecordSchema>;
 
-/** One step in a transaction's life. `event` is the webhook the step emitted, if any. */
-export const timelineEntrySchema = z.object({
-  at: z.iso.datetime({ precision: 3 }),
-  status: z.enum(TRANSACTION_STATUSES),
-  event: z.enum(EVENT_NAMES).nullable(),
-  description: z.string(),
+/**
+ * One step in a transaction's life, as the SDKs read it (go-sdk types.go `TimelineEvent`):
+ * `eventType` is what happened (`session_created`, `payment_failed`, …), `errorCode` and
+ * `errorMessage` are set on failures only. The reference also sends `status`, the status after
+ * the step.
+ */
+export const timelineEventSchema = z.looseObject({
+  eventType: z.string(),
+  occurredAt: z.string(),
+  errorCode: nullable(z.string()),
+  errorMessage: nullable(z.string()),
+  status: z.enum(TRANSACTION_STATUSES).optional(),
 });
-export type TimelineEntry = z.infer<typeof timelineEntrySchema>;
+export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 
-/** The timeline endpoint's data: entries oldest first. */
-export const timelineSchema = z.object({
+/** The timeline endpoint's body: events oldest first. */
+export const timelineSchema = z.looseObject({
   reference: z.string(),
-  entries: z.array(timelineEntrySchema),
+  events: z.array(timelineEventSchema),
 });
 export type Timeline = z.infer<typeof timelineSchema>;
 
-/** A list page: newest first; `nextCursor` is null on the last page. */
-export const listPageSchema = z.object({
-  items: z.array(transactionRecordSchema),
+/** A list page, newest first, PAGE_SIZE at most (go-sdk types.go `transactionListResponse`). */
+export const listPageSchema = z.looseObject({
+  data: z.array(transactionRecordSchema),
   nextCursor: z.string().nullable(),
+  hasMore: z.boolean(),
 });
 export type ListPage = z.infer<typeof listPageSchema>;
+
+/** An entry of `GET /v1/payment-providers/list`, for a merchant's dropdown (go-sdk types.go `ProviderItem`). */
+export const providerItemSchema = z.looseObject({
+  providerCode: z.string().min(1),
+  providerName: nullable(z.string()),
+  flowCode: nullable(z.string()),
+});
+export type ProviderItem = z.infer<typeof providerItemSchema>;
+
+/**
+ * An entry of `GET /v1/payment-providers`: every provider, disabled ones too, with its category
+ * and whether the account may route to it (go-sdk types.go `Provider`).
+ */
+export const providerSchema = providerItemSchema.extend({
+  providerCategory: nullable(z.string()),
+  isEnabled: z.boolean().default(false),
+});
+export type Provider = z.infer<typeof providerSchema>;
+
+/** Both provider endpoints answer `{ data: [...] }`. */
+export const providerListSchema = <T extends z.ZodType>(item: T) => z.looseObject({ data: z.array(item) });
+
+/** The permissions the provider endpoints need, named as the SDKs name them (go-sdk README). */
+export const PROVIDER_PERMISSIONS = {
+  list: 'list_platform_payment_provider',
+  getAll: 'get_platform_payment_provider',
+} as const;
 
 const dateTime = (text: string) =>
   z
@@ -195,12 +264,6 @@ export const listQuerySchema = z
     currency: z.string(message(API_MESSAGES.currency)).refine(isIsoCurrency, message(API_MESSAGES.currency)).optional(),
     status: z.enum(TRANSACTION_STATUSES, message(API_MESSAGES.status)).optional(),
     cursor: z.string(message(API_MESSAGES.cursor)).min(1, message(API_MESSAGES.cursor)).optional(),
-    limit: z
-      .string(message(API_MESSAGES.limit))
-      .regex(/^\d{1,3}$/, message(API_MESSAGES.limit))
-      .transform(Number)
-      .refine((n) => n >= 1 && n <= MAX_PAGE_SIZE, message(API_MESSAGES.limit))
-      .optional(),
   })
   .superRefine((q, ctx) => {
     if (!q.from || !q.to) return;
@@ -219,14 +282,3 @@ export const errorEnvelopeSchema = z.object({
   data: z.object({ message: z.string() }),
 });
 export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
-
-/**
- * The envelope of every success: `{ "status": "success", "data": ... }`.
- *
- * @example
- * const page = successEnvelope(listPageSchema).parse(await response.json()).data;
- */
-export function successEnvelope<T extends z.ZodType>(data: T) {
-  return z.object({ status: z.literal('success'), data });
-}
-export type SuccessEnvelope<T> = { status: 'success'; data: T };
