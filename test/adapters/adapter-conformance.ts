@@ -9,8 +9,8 @@ import { SCENARIO, type LogLine } from './next-app/lib/scenario.js';
 
 /** How one adapter is served for the suite. Every server runs `scenarioReceiver(logFile)`. */
 export interface AdapterUnderTest {
-  /** The webhook route mounted as the adapter's docs say; `url` is the route. */
-  start(logFile: string): Promise<Served>;
+  /** The webhook route mounted as the adapter's docs say; `url` is the route. `signatureHeader` is the receiver's option. */
+  start(logFile: string, signatureHeader?: string): Promise<Served>;
   /** The framework's JSON body parser in front, as in an app that parses JSON elsewhere. */
   parserFirst: {
     /** `echoUrl` is another route of the same app, answering `{ parsed: <the body its parser parsed> }`. */
@@ -66,6 +66,30 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       expect([res.status, JSON.parse(res.text)]).toEqual([200, { outcome: 'processed' }]);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(runsOf(s.logFile, event.reference)).toMatchObject([{ event: 'payment.success', attempt: 1, secretIndex: 0 }]);
+    });
+
+    describe('configured for ePay (signatureHeader: X-Epay-Signature)', () => {
+      const epay = server((logFile) => adapter.start(logFile, 'X-Epay-Signature'));
+
+      it('processes a delivery signed in X-Epay-Signature with customer.email null, once; a copy is a duplicate', async () => {
+        // As the ePay SDKs model a customer with no email (go-sdk client_test.go TestVerifyReturnsTheReceipt: "email":null).
+        const event = { ...createEvent('payment.success'), customer: { name: 'Abebe Bikila', email: null, phone: '+251911234567' } };
+        const body = JSON.stringify(event);
+        const { headers } = signedBody(body, { secret: current!, signatureHeader: 'X-Epay-Signature' });
+        expect(Object.keys(headers)).toContain('x-epay-signature');
+        const first = await send(epay.url, { headers, body });
+        const copy = await send(epay.url, { headers, body });
+        expect([first.status, JSON.parse(first.text), copy.status, JSON.parse(copy.text)]).toEqual([200, { outcome: 'processed' }, 200, { outcome: 'duplicate' }]);
+        expect(runsOf(epay.logFile, event.reference)).toMatchObject([{ event: 'payment.success', email: null, attempt: 1 }]);
+      });
+
+      it('refuses the interface header there, and the log names the one to set', async () => {
+        const event = createEvent('payment.success');
+        const res = await deliver(event);
+        const again = await send(epay.url, { headers: signedBody(JSON.stringify(event), { secret: current! }).headers, body: JSON.stringify(event) });
+        expect([res.status, again.status]).toEqual([200, 401]);
+        expect(reportsOf(epay.logFile, (r) => r.status === 401).at(-1)).toMatchObject({ outcome: 'unauthorized', signatureHeaderSeen: 'x-service-signature' });
+      });
     });
 
     it('hands the receiver the bytes as sent: signed pretty-printed JSON runs; the same event re-serialised under that signature gets 401', async () => {

@@ -7,18 +7,18 @@ import { listen } from './http.js';
 import { scenarioReceiver } from './next-app/lib/scenario.js';
 
 for (const [name, express] of [['express 5', express5], ['express 4', express4]] as const) {
-  const serve = async (logFile: string, parser?: 'plain' | 'keeping bytes') => {
+  const serve = async (logFile: string, parser?: 'plain' | 'keeping bytes', signatureHeader?: string) => {
     const app = express();
     if (parser === 'plain') app.use(express.json());
     const keep = (req: PayhookExpressRequest, _res: unknown, buf: Buffer) => void (req.rawBody = buf);
     if (parser === 'keeping bytes') app.use(express.json({ verify: keep }));
     app.post('/echo', (req, res) => void res.json({ parsed: req.body }));
-    app.all('/webhooks', payhookExpress(scenarioReceiver(logFile)));
+    app.all('/webhooks', payhookExpress(scenarioReceiver(logFile, signatureHeader)));
     const served = await listen(http.createServer(app), '/webhooks');
     return { ...served, echoUrl: served.url.replace(/\/webhooks$/, '/echo') };
   };
   adapterConformance(name, {
-    start: (logFile) => serve(logFile),
+    start: (logFile, signatureHeader) => serve(logFile, undefined, signatureHeader),
     parserFirst: {
       start: (logFile) => serve(logFile, 'plain'),
       expect: { fix: /^\[@payhook\/express\] a body parser already parsed the request.*before express\.json\(\)/ },

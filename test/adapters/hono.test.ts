@@ -7,12 +7,12 @@ import { listen, serveFetch } from './http.js';
 import { scenarioReceiver } from './next-app/lib/scenario.js';
 
 /** Hono as a web-standard fetch handler (Bun, Deno, workers), or on Node through @hono/node-server. */
-const serve = async (logFile: string, runtime: 'fetch' | 'node-server', jsonFirst = false) => {
+const serve = async (logFile: string, runtime: 'fetch' | 'node-server', jsonFirst = false, signatureHeader?: string) => {
   const app = new Hono();
   // What a validator does: read the JSON body before the route runs.
   if (jsonFirst) app.use('*', async (c, next) => void (await c.req.json().catch(() => undefined), await next()));
   app.post('/echo', async (c) => c.json({ parsed: await c.req.json() }));
-  app.all('/webhooks', payhookHono(scenarioReceiver(logFile)));
+  app.all('/webhooks', payhookHono(scenarioReceiver(logFile, signatureHeader)));
   const served =
     runtime === 'fetch' ? await serveFetch(app.fetch, '/webhooks') : await listen(http.createServer(getRequestListener(app.fetch)), '/webhooks');
   return { ...served, echoUrl: served.url.replace(/\/webhooks$/, '/echo') };
@@ -20,7 +20,7 @@ const serve = async (logFile: string, runtime: 'fetch' | 'node-server', jsonFirs
 
 for (const runtime of ['fetch', 'node-server'] as const) {
   adapterConformance(`hono (${runtime})`, {
-    start: (logFile) => serve(logFile, runtime),
+    start: (logFile, signatureHeader) => serve(logFile, runtime, false, signatureHeader),
     parserFirst: {
       start: (logFile) => serve(logFile, runtime, true),
       expect: { fix: /^\[@payhook\/hono\] the request stream was already read.*before any validator.*c\.req\.json\(\)/ },

@@ -6,7 +6,7 @@ import { buildNextApp, startNextApp } from './next-server.js';
 beforeAll(buildNextApp, 240_000);
 
 adapterConformance('next app router', {
-  start: (logFile) => startNextApp(logFile, '/api/webhooks'),
+  start: (logFile, signatureHeader) => startNextApp(logFile, '/api/webhooks', undefined, signatureHeader),
   parserFirst: {
     // The App Router has no body parser; the same mistake is reading the request before payhook.
     start: (logFile) => startNextApp(logFile, '/api/read-first', '/api/echo'),
@@ -15,7 +15,7 @@ adapterConformance('next app router', {
 });
 
 adapterConformance('next pages router', {
-  start: (logFile) => startNextApp(logFile, '/api/pages-webhooks'),
+  start: (logFile, signatureHeader) => startNextApp(logFile, '/api/pages-webhooks', undefined, signatureHeader),
   parserFirst: {
     start: (logFile) => startNextApp(logFile, '/api/pages-parsed', '/api/pages-echo'),
     expect: { fix: /^\[@payhook\/next\] a body parser already parsed the request.*bodyParser: false/ },

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import getRawBody from 'raw-body';
 import { adapterOf, type BodyDeadline, type RawDelivery } from './adapter.js';
+import { signatureHeaderSeen } from './options.js';
 import type { ReceiverResult } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
 import type { RawBody } from './signature.js';
@@ -31,7 +32,9 @@ export async function processNodeRequest(
   options: NodeDeliveryOptions = {},
 ): Promise<ReceiverResult> {
   const { process, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
-  const delivery: RawDelivery = { method: req.method ?? 'GET', signature: req.headers[signatureHeader], framework: options.framework };
+  const signature = req.headers[signatureHeader];
+  const delivery: RawDelivery = { method: req.method ?? 'GET', signature, framework: options.framework };
+  if (signature === undefined) delivery.signatureHeaderSeen = signatureHeaderSeen(signatureHeader, (name) => name in req.headers);
   const kept = options.body ?? keptBytes(req);
   if (delivery.method.toUpperCase() !== 'POST' || kept !== undefined) return process({ ...delivery, body: kept });
   return process({ ...delivery, ...(await readNodeBody(req, maxBodyBytes, bodyDeadline)) });

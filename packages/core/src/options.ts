@@ -6,8 +6,12 @@ import type { Telemetry } from './telemetry.js';
 import type { RecordClient } from './pipeline/record-check.js';
 import type { Store } from './store.js';
 
-/** The header the service signs with; HTTP header names are case-insensitive. */
+/** The header the interface names for the signature; HTTP header names are case-insensitive. */
 export const SIGNATURE_HEADER = 'x-service-signature';
+/** The header the real service, ePay, signs its deliveries with (its official SDKs' `SignatureHeader`). */
+export const EPAY_SIGNATURE_HEADER = 'x-epay-signature';
+/** Signature headers payhook knows: when the configured one is absent but another came, the log says so. */
+const KNOWN_SIGNATURE_HEADERS = [SIGNATURE_HEADER, EPAY_SIGNATURE_HEADER] as const;
 /** The service counts a delivery as failed when no 2xx comes within this many milliseconds. */
 export const SERVICE_TIMEOUT_MS = 10_000;
 
@@ -25,6 +29,11 @@ export interface ReceiverOptions {
    * freeze a function once it has answered; the retry finds the event done or runs it again.
    */
   afterBudget?: 'accept' | 'retry';
+  /**
+   * The header the signature comes in, any case. Default `X-Service-Signature`, the interface's
+   * name. ePay's real deliveries carry `X-Epay-Signature`: pass `EPAY_SIGNATURE_HEADER`.
+   */
+  signatureHeader?: string;
   /** Largest body accepted, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
@@ -104,8 +113,32 @@ export function resolveOptions(options: ReceiverOptions) {
     mode: checkMode(options.mode),
     client: options.client,
     verifyBeforeHandling: options.verifyBeforeHandling === true,
-    signatureHeader: SIGNATURE_HEADER,
+    signatureHeader: signatureHeaderName(options.signatureHeader),
   };
+}
+
+/**
+ * The signature header a receiver created with `signatureHeader: name` reads, lower case as Node
+ * and fetch give header names; throws on a value that is not an HTTP header name.
+ *
+ * @example
+ * signatureHeaderName('X-Epay-Signature'); // 'x-epay-signature'
+ * signatureHeaderName(undefined); // 'x-service-signature'
+ */
+export function signatureHeaderName(name: unknown): string {
+  if (name === undefined) return SIGNATURE_HEADER;
+  if (typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) return name.toLowerCase();
+  throw new TypeError(
+    `[@payhook/core] signatureHeader must be an HTTP header name such as 'X-Epay-Signature'; got ${JSON.stringify(name)}. Leave it unset for 'X-Service-Signature'.`,
+  );
+}
+
+/**
+ * When a delivery lacks the configured signature header: the other known one it carried, if any
+ * (ePay's `X-Epay-Signature` at a receiver left on the interface's default, or the reverse).
+ */
+export function signatureHeaderSeen(configured: string, has: (name: string) => boolean): string | undefined {
+  return KNOWN_SIGNATURE_HEADERS.find((name) => name !== configured && has(name));
 }
 
 function checkMode(mode: unknown): 'live' | 'sandbox' | undefined {

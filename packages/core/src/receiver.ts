@@ -90,19 +90,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   function pipeline(delivery: RawDelivery, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
     if (isReport(body)) return finish(body, startedAt);
-    const { signature } = delivery;
-    const verified = verify(body, signature);
+    const verified = verify(body, delivery.signature);
     return isPromise(verified)
-      ? verified.then((v) => afterVerify(v, body, signature, startedAt, waitUntil))
-      : afterVerify(verified, body, signature, startedAt, waitUntil);
+      ? verified.then((v) => afterVerify(v, body, delivery, startedAt, waitUntil))
+      : afterVerify(verified, body, delivery, startedAt, waitUntil);
   }
-  function afterVerify(v: VerifyResult, body: RawBody, signature: unknown, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
+  function afterVerify(v: VerifyResult, body: RawBody, delivery: RawDelivery, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
     if (!v.ok) {
-      const diagnosing = diagnoseSignature(v, { body, header: signature, secrets: o.secrets, mode: o.mode, verify });
+      const { signature: header, signatureHeaderSeen } = delivery;
+      const diagnosing = diagnoseSignature(v, { body, header, signatureHeaderSeen, secrets: o.secrets, mode: o.mode, verify });
       return diagnosing.then((d) => finish({ ...reportOf('unauthorized'), ...d }, startedAt));
     }
     const event = parseEvent(body);
-    if (event instanceof Malformed) return finish(reportOf('malformed', { error: event.error }), startedAt);
+    if (event instanceof Malformed) return finish(event.report(), startedAt);
     const input: RunInput = { secretIndex: v.secretIndex, source: 'webhook', budgetMs: o.budgetMs, startedAt, waitUntil };
     const done = claimAndRun(settings, event, input);
     return isPromise(done) ? done.then((r) => finish(r, startedAt)) : finish(done, startedAt);

@@ -56,6 +56,7 @@ export async function everyOutcome(logger: LoggerOption): Promise<Answer[]> {
   await answer('body-unavailable', receiver.handle(read));
   await answer('unauthorized', receiver.handle(signedRequest(event(), { secret: 'whsec_someone_else' })));
   await answer('malformed', receiver.handle(signedRequest('{"event": "payment.success",', { secret })));
+  await answer('invalid', receiver.handle(signedRequest({ ...event(), amount: 1500 }, { secret })));
   await answer('ignored', receiver.handle(signedRequest({ ...event(), event: 'payment.someday' }, { secret })));
   await answer('store-unavailable', make({ store: downStore }).handle(signedRequest(event(), { secret })));
   const once = event();

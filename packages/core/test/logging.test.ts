@@ -110,6 +110,7 @@ describe('a logger never changes an answer', () => {
       ['body-unavailable', 500],
       ['unauthorized', 401],
       ['malformed', 400],
+      ['invalid', 400],
       ['ignored', 200],
       ['store-unavailable', 503],
       ['processed', 200],

@@ -3,6 +3,8 @@ import { DELIVERY_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '@payhook/ref
 export interface DeliverOptions {
   /** The webhook secret the receiver checks against. */
   secret: string;
+  /** The header to sign in, as the receiver's `signatureHeader` option. Default `X-Service-Signature`; ePay's real deliveries use `X-Epay-Signature`. */
+  signatureHeader?: string;
   /** The webhook route on an app target. Default `/webhooks`. */
   path?: string;
   /** How many times each event is sent, as separate identical deliveries (same bytes, same signature). Default 1. */

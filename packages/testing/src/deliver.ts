@@ -1,4 +1,4 @@
-import { sign, SIGNATURE_HEADER } from '@payhook/core';
+import { sign, signatureHeaderName } from '@payhook/core';
 import { attemptError } from '@payhook/reference';
 import { deliverSettings, type DeliverOptions } from './deliver-options.js';
 import type { DeliverResult, DeliveryAttemptReport, DeliveryRun } from './delivery-report.js';
@@ -56,6 +56,7 @@ export async function deliver(
   const list = Array.isArray(events) ? (events as readonly EventOrBytes[]) : [events as EventOrBytes];
   if (list.length === 0) throw new TypeError('[@payhook/testing] deliver: pass at least one event (see createEvent).');
 
+  const header = signatureHeaderName(options.signatureHeader);
   const runs: DeliveryRun[] = [];
   for (const item of list) {
     const body = toBody(item);
@@ -112,7 +113,7 @@ export async function deliver(
     try {
       const sending = resolved.send({
         method: 'POST',
-        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: run.signature, 'user-agent': 'payhook-testing' },
+        headers: { 'content-type': 'application/json', [header]: run.signature, 'user-agent': 'payhook-testing' },
         body: run.body,
         signal: controller.signal,
       });

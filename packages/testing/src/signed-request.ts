@@ -1,4 +1,4 @@
-import { sign, SIGNATURE_HEADER } from '@payhook/core';
+import { sign, signatureHeaderName } from '@payhook/core';
 
 /** An event object (serialised with `JSON.stringify`, as the service does), or the exact bytes to send. */
 export type EventOrBytes = object | string | Uint8Array;
@@ -6,14 +6,16 @@ export type EventOrBytes = object | string | Uint8Array;
 export interface SignOptions {
   /** The webhook secret the receiver checks against. */
   secret: string;
+  /** The header to sign in, as the receiver's `signatureHeader` option. Default `X-Service-Signature`; ePay's real deliveries use `X-Epay-Signature`. */
+  signatureHeader?: string;
 }
 
 export interface SignedBody {
   /** The exact bytes that were signed: send them unchanged. */
   body: string | Uint8Array;
-  /** `content-type` and `x-service-signature`, as the service sends them. */
-  headers: { 'content-type': string; 'x-service-signature': string };
-  /** The `x-service-signature` value, `sha256=<hex>`. */
+  /** `content-type` and the signature header (`x-service-signature` unless `signatureHeader` says otherwise), as the service sends them. */
+  headers: { 'content-type': string; 'x-service-signature': string } & Record<string, string>;
+  /** The signature header's value, `sha256=<hex>`. */
   signature: string;
 }
 
@@ -45,7 +47,8 @@ export function signedBody(eventOrBytes: EventOrBytes, options: SignOptions): Si
   const secret = checkSecret(options, 'signedBody');
   const body = toBody(eventOrBytes);
   const signature = sign(body, secret);
-  return { body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } as SignedBody['headers'], signature };
+  const header = signatureHeaderName(options.signatureHeader);
+  return { body, headers: { 'content-type': 'application/json', [header]: signature } as SignedBody['headers'], signature };
 }
 
 export interface SignedRequestOptions extends SignOptions {
@@ -64,7 +67,7 @@ export interface SignedRequestOptions extends SignOptions {
  * expect(response.status).toBe(200);
  */
 export function signedRequest(eventOrBytes: EventOrBytes, options: SignedRequestOptions): Request {
-  const { body, headers } = signedBody(eventOrBytes, { secret: checkSecret(options, 'signedRequest') });
+  const { body, headers } = signedBody(eventOrBytes, { secret: checkSecret(options, 'signedRequest'), signatureHeader: options.signatureHeader });
   return new Request(options.url ?? 'http://127.0.0.1/webhooks', {
     method: 'POST',
     headers: { ...headers, ...options.headers },

@@ -10,6 +10,8 @@ export type SignatureHint = 'secret-whitespace' | 're-serialised' | 'mode';
 
 export interface SignatureDiagnosis {
   reason: SignatureReason;
+  /** With `missing`: the other known signature header the delivery carried (`signatureHeader` names the wrong one). */
+  signatureHeaderSeen?: string;
   defect?: HeaderDefect;
   hints?: SignatureHint[];
 }
@@ -20,6 +22,8 @@ export interface DiagnoseInput {
   secrets: readonly string[];
   /** The environment the secrets belong to, when the merchant said (`mode` option). */
   mode: 'live' | 'sandbox' | undefined;
+  /** The other known signature header the delivery carried, when the configured one was absent. */
+  signatureHeaderSeen?: string;
   /** The receiver's own verifier (its secrets, prepared once), to try re-serialisations of the body with. */
   verify: (body: RawBody, header: unknown) => Awaitable<VerifyResult>;
 }
@@ -46,6 +50,7 @@ export function headerDefect(header: unknown): HeaderDefect {
  */
 export async function diagnoseSignature(verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput): Promise<SignatureDiagnosis> {
   if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
+  if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined) return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };
   if (verdict.reason !== 'mismatch') return { reason: verdict.reason };
   const hints: SignatureHint[] = [];
   const { body, header, secrets, verify } = input;
@@ -70,7 +75,9 @@ export async function diagnoseSignature(verdict: Exclude<VerifyResult, { ok: tru
 export function signatureFix(d: SignatureDiagnosis, header: string, mode?: string): string {
   switch (d.reason) {
     case 'missing':
-      return `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`;
+      return d.signatureHeaderSeen === undefined
+        ? `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`
+        : `no ${header} header, but a ${d.signatureHeaderSeen} header came: set the receiver's signatureHeader to '${d.signatureHeaderSeen}' (ePay's real deliveries carry X-Epay-Signature).`;
     case 'no-secret':
       return 'no usable webhook secret: set `secret` to the webhook secret from your dashboard.';
     case 'malformed':

@@ -10,6 +10,8 @@ export interface RawDelivery {
   method: string;
   /** The signature header as the framework gives it (a string, a list, or absent). */
   signature: unknown;
+  /** When `signature` is absent: another known signature header the request carried (`signatureHeaderSeen`). */
+  signatureHeaderSeen?: string;
   /** The untouched body bytes; absent when `problem` says why. */
   body?: RawBody;
   /**

@@ -9,7 +9,8 @@ export type DeliveryOutcome =
   | 'rejected' // 200: a handler threw NonRetriableError; marked done, not retried
   | 'mismatch' // 200: the service's record does not agree with the event; no handler ran, the claim is released
   | 'accepted' // 202: the budget ran out; the handler goes on (under the platform's waitUntil if given) and its outcome is recorded
-  | 'malformed' // 400: signed, but not a valid payload (or an upload that broke off)
+  | 'malformed' // 400: signed, but not JSON payhook may parse (or an upload that broke off)
+  | 'invalid' // 400: signed JSON, but not the event shape (a field missing or of another type); an error, since only a change here lets it through
   | 'unauthorized' // 401: signature missing or wrong
   | 'method-not-allowed' // 405
   | 'too-slow' // 408: the body did not arrive within bodyTimeoutMs; the connection is closed
@@ -29,6 +30,7 @@ export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
   mismatch: 200,
   accepted: 202,
   malformed: 400,
+  invalid: 400,
   unauthorized: 401,
   'method-not-allowed': 405,
   'too-slow': 408,
@@ -61,6 +63,8 @@ export interface DeliveryReport {
   secretIndex?: number;
   /** Why a signature was refused (401). */
   reason?: SignatureReason;
+  /** With a missing signature: the other known signature header the delivery carried (see `signatureHeader`). */
+  signatureHeaderSeen?: string;
   /** How a malformed signature header is malformed. */
   defect?: HeaderDefect;
   /** What most likely made no secret match, computed only when none did. */

@@ -1,6 +1,7 @@
 import secureJson from 'secure-json-parse';
 import { isPaymentEventShape, paymentEventSchema, type PaymentEvent } from '../event-schema.js';
 import type { RawBody } from '../signature.js';
+import { reportOf, type DeliveryReport } from './outcome.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -29,12 +30,26 @@ export function parseEvent(body: RawBody): PaymentEvent | Malformed {
   if (isPaymentEventShape(value)) return value as PaymentEvent;
   const parsed = paymentEventSchema.safeParse(value);
   // The hand check and zod agree on every payload the tests generate; zod decides if they ever do not.
-  return parsed.success ? (parsed.data as PaymentEvent) : new Malformed(parsed.error);
+  return parsed.success ? (parsed.data as PaymentEvent) : new Malformed(parsed.error, value);
 }
 
-/** Why a body is not an event: the parser's or zod's error, for the logs. */
+/**
+ * Why a body is not an event: the parser's error, or zod's with the JSON value that failed it
+ * (`parsed`), for the logs.
+ */
 export class Malformed {
-  constructor(readonly error: unknown) {}
+  constructor(
+    readonly error: unknown,
+    readonly parsed?: unknown,
+  ) {}
+
+  /** The report: `invalid` with the reference and event the value names, when it was JSON; else `malformed`. */
+  report(): DeliveryReport {
+    if (this.parsed === undefined) return reportOf('malformed', { error: this.error });
+    const { reference, event } = (typeof this.parsed === 'object' && this.parsed !== null ? this.parsed : {}) as Record<string, unknown>;
+    const text = (v: unknown) => (typeof v === 'string' && v.length <= 200 ? v : undefined);
+    return reportOf('invalid', { error: this.error, reference: text(reference), event: text(event) });
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { bodyUnavailable } from '../body-unavailable.js';
 import type { Clock } from '../clock.js';
+import { signatureHeaderSeen } from '../options.js';
 import { readBodyLimited } from '../read-body.js';
 import type { RawDelivery } from './intake.js';
 
@@ -13,13 +14,15 @@ export async function readRequest(
   limits: { maxBodyBytes: number; bodyTimeoutMs: number; signatureHeader: string; clock: Clock },
   framework: string | undefined,
 ): Promise<RawDelivery> {
-  const { method } = request;
-  const signature = request.headers.get(limits.signatureHeader) ?? undefined;
-  if (method !== 'POST') return { method, signature };
+  const { method, headers } = request;
+  const signature = headers.get(limits.signatureHeader) ?? undefined;
+  const seen = signature === undefined ? signatureHeaderSeen(limits.signatureHeader, (name) => headers.has(name)) : undefined;
+  const delivery: RawDelivery = seen === undefined ? { method, signature } : { method, signature, signatureHeaderSeen: seen };
+  if (method !== 'POST') return delivery;
   if (request.bodyUsed) {
     const error = new Error(bodyUnavailable(framework, undefined, 'request'));
-    return { method, signature, problem: 'unavailable', framework, error };
+    return { ...delivery, problem: 'unavailable', framework, error };
   }
   const body = await readBodyLimited(request, limits.maxBodyBytes, { ms: limits.bodyTimeoutMs, clock: limits.clock });
-  return typeof body === 'string' ? { method, signature, problem: body } : { method, signature, body };
+  return typeof body === 'string' ? { ...delivery, problem: body } : { ...delivery, body };
 }

@@ -17,6 +17,7 @@ export const LEVEL: Readonly<Record<DeliveryOutcome, LogLevel>> = {
   mismatch: 'warn',
   accepted: 'info',
   malformed: 'warn',
+  invalid: 'error',
   unauthorized: 'warn',
   'method-not-allowed': 'warn',
   'too-slow': 'warn',
@@ -91,5 +92,20 @@ function messageOf(r: DeliveryReport, s: ReporterSettings): string {
   }
   const head = `[@payhook/core] delivery ${r.outcome} (${r.status})`;
   if (r.outcome === 'unauthorized' && r.reason !== undefined) return `${head}: ${signatureFix(r as SignatureDiagnosis, s.signatureHeader, s.mode)}`;
+  if (r.outcome === 'invalid') return `${head}: ${invalidFix(r.error)}`;
   return head;
+}
+
+/**
+ * What to do about a signed event payhook cannot read. The service retries a 400 for about 15
+ * minutes and then gives up, so the log says so, names the fields, and names the way back.
+ */
+function invalidFix(error: unknown): string {
+  const issues = (error as { issues?: { path: PropertyKey[]; message: string }[] } | undefined)?.issues ?? [];
+  const fields = issues.map((i) => `${i.path.map(String).join('.') || 'body'} (${i.message})`).join(', ');
+  return (
+    `the service signed it, but it is not the event shape payhook reads: ${fields || 'see err'}. ` +
+    'The service retries it 4 more times over about 15 minutes and then marks it failed: fix the schema (update @payhook/core, or report the payload to payhook), ' +
+    'and createReconciler recovers the event from the service\'s record.'
+  );
 }

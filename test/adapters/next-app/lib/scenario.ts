@@ -9,15 +9,15 @@ export const SCENARIO = {
 
 /** One line of the log file: a handler run, or an outcome the receiver reported. */
 export type LogLine =
-  | { kind: 'run'; reference: string; event: string; merchantReference: string; secretIndex: number | null; attempt: number }
-  | { kind: 'report'; outcome: string; status: number; reference?: string; late?: boolean; error?: string };
+  | { kind: 'run'; reference: string; event: string; merchantReference: string; secretIndex: number | null; attempt: number; email?: string | null }
+  | { kind: 'report'; outcome: string; status: number; reference?: string; late?: boolean; error?: string; signatureHeaderSeen?: string };
 
 /**
  * The receiver of the scenario: its handler records each run, and runs and reports are appended
  * as JSON lines to `logFile`, which the tests read. What handlers do (throw, outlast the budget,
  * overlap) is the pipeline's business and is tested in packages/core/test/receiver.test.ts.
  */
-export function scenarioReceiver(logFile: string | undefined): Receiver {
+export function scenarioReceiver(logFile: string | undefined, signatureHeader?: string): Receiver {
   const write = (line: LogLine) => {
     if (logFile) appendFileSync(logFile, `${JSON.stringify(line)}\n`);
   };
@@ -32,14 +32,17 @@ export function scenarioReceiver(logFile: string | undefined): Receiver {
       reference: r.reference,
       late: r.late,
       error: r.err === undefined ? undefined : r.err instanceof Error ? r.err.message : String(r.err),
+      signatureHeaderSeen: r.signatureHeaderSeen,
     });
   };
   return createReceiver({
     secret: [...SCENARIO.secrets],
     maxBodyBytes: SCENARIO.maxBodyBytes,
+    signatureHeader: signatureHeader || undefined,
     logger: log,
   }).onAny((event, ctx) => {
     const { reference, merchantReference } = event;
-    write({ kind: 'run', reference, event: event.event, merchantReference, secretIndex: ctx.secretIndex, attempt: ctx.attempt });
+    const { email } = event.customer;
+    write({ kind: 'run', reference, event: event.event, merchantReference, secretIndex: ctx.secretIndex, attempt: ctx.attempt, email });
   });
 }
