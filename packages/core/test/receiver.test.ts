@@ -149,6 +149,39 @@ describe('the receiver pipeline', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('answers 400 invalid to signed JSON that is not an event, and logs at error the fields, the reference and the way back', async () => {
+    const levels: string[] = [];
+    const messages: string[] = [];
+    const errors: DeliveryReport[] = [];
+    const receiver = createReceiver({
+      secret,
+      logger: (level, fields, message) => void ('outcome' in fields && (levels.push(level), messages.push(message ?? ''))),
+    }).onError((_e, r) => void errors.push(r));
+    const event = { ...createEvent('payment.success'), amount: 1500, currency: null };
+    const res = await receiver.handle(signedRequest(event, { secret }));
+    expect([res.status, await res.json()]).toEqual([400, { outcome: 'invalid' }]);
+    expect(levels).toEqual(['error']);
+    expect(messages[0]).toMatch(/amount .*currency|currency .*amount/);
+    expect(messages[0]).toMatch(/createReconciler/);
+    expect(errors).toMatchObject([{ outcome: 'invalid', reference: event.reference, event: 'payment.success' }]);
+  });
+
+  it('accepts the nullable fields the SDKs model as null, and fills those left out', async () => {
+    const { receiver, runs } = setup();
+    const received: unknown[] = [];
+    receiver.on('payment.failed', (e) => void received.push(e));
+    const { serviceFee: _fee, ...event } = {
+      ...createEvent('payment.failed'),
+      paymentMethod: null,
+      paidAt: null,
+      customer: { name: null, email: null, phone: '+251911234567' },
+    };
+    const res = await receiver.handle(signedRequest(event, { secret }));
+    expect(res.status).toBe(200);
+    expect(runs).toHaveLength(1);
+    expect(received[0]).toMatchObject({ serviceFee: null, paymentMethod: null, customer: { email: null, phone: '+251911234567' } });
+  });
+
   it('answers 400 to invalid UTF-8 with a valid signature', async () => {
     const { receiver } = setup();
     const bytes = new Uint8Array([...Buffer.from('{"event":"payment.success","x":"'), 0xff, 0xfe, ...Buffer.from('"}')]);
