@@ -10,7 +10,7 @@ import { payhookExpress } from '@payhook/express';
 import { payhookFastify } from '@payhook/fastify';
 import { payhookHono } from '@payhook/hono';
 import { payhookNext } from '@payhook/next';
-import { createEvent, createEvents, deliver, manualClock, payhookMatchers, recordRuns, type DeliveryTarget } from '@payhook/testing';
+import { createEvent, createEvents, deliver, manualClock, payhookMatchers, recordRuns, signedRequest, type DeliveryTarget } from '@payhook/testing';
 
 expect.extend(payhookMatchers);
 
@@ -125,6 +125,24 @@ describe('deliver to every kind of target', () => {
     expect(new Set(seen.map((s) => JSON.stringify(s))).size).toBe(1);
     expect(JSON.parse(seen[0]!.body)).toEqual(event);
     expect(seen[0]!.signature).toBe(result.deliveries[0]!.signature);
+  });
+});
+
+describe('signatureHeader', () => {
+  it('signs in the header a receiver set up for ePay reads, and that receiver processes it', async () => {
+    const runs: string[] = [];
+    const receiver = createReceiver({ secret, signatureHeader: 'X-Epay-Signature' }).onAny((e) => void runs.push(e.reference));
+    const names: string[][] = [];
+    const listener = toNodeListener(receiver);
+    const url = await serveNode((req, res) => {
+      names.push(Object.keys(req.headers).filter((h) => h.endsWith('-signature')));
+      listener(req, res);
+    });
+    const event = createEvent('payment.success');
+    const result = await deliver(url, event, { secret, signatureHeader: 'X-Epay-Signature' });
+    expect(names).toEqual([['x-epay-signature']]);
+    expect([result.statuses, runs]).toEqual([[200], [event.reference]]);
+    expect(() => signedRequest(createEvent('payment.success'), { secret, signatureHeader: 'not a header' })).toThrow(/signatureHeader must be an HTTP header name/);
   });
 });
 
