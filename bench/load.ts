@@ -103,9 +103,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         body: body === undefined ? undefined : JSON.stringify(body),
       }),
     );
-    const json = (await res.json()) as { data: Record<string, unknown> };
+    // Successes are bare bodies (204 has none); failures the error envelope.
+    const json = (res.status === 204 ? null : await res.json()) as Record<string, unknown> | null;
     if (res.status >= 300) throw new Error(`[load] ${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
+    return json;
   };
   const running = await service.listen({ port: 0, host: '127.0.0.1' });
   const app = await startExample(

@@ -1,11 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createClient, createRateLimiter, PaymentServiceError, windows, type Client } from '@payhook/client';
-import { API_MESSAGES, MAX_LIST_RANGE_MS, type InitializeInput } from '@payhook/core/api';
+import { createClient, PaymentServiceError, type Client } from '@payhook/client';
+import { API_MESSAGES, MAX_LIST_RANGE_MS, PAGE_SIZE, type InitializeInput } from '@payhook/core/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_KEY, REVOKED_KEY, SANDBOX_KEY, start, validInput, type Started } from './reference/helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
+/** The client offline (scripted fetch, failing network, the limiter) is in client-offline.test.ts. */
 /** The suite's valid input; the bad cases override fields with values the types would refuse. */
 const input = (overrides: Record<string, unknown> = {}) => validInput(overrides) as InitializeInput;
 
@@ -88,15 +87,29 @@ describe('the client against the reference service over HTTP', () => {
     expect(await client.transactions.verify(reference)).toMatchObject({ reference, status: 'completed' });
   });
 
-  it('cancels only from pending or processing, and shows it on the timeline', async () => {
+  it('cancels only from pending or processing (204, no body), and shows it on the timeline', async () => {
     const { reference } = await client.transactions.initialize(input());
-    expect(await client.transactions.cancel(reference)).toMatchObject({ status: 'cancelled' });
+    expect(await client.transactions.cancel(reference)).toBeUndefined();
+    expect(await client.transactions.retrieve(reference)).toMatchObject({ status: 'cancelled', mode: 'sandbox' });
     expect((await rejection(client.transactions.cancel(reference))).status).toBe(400);
     const timeline = await client.transactions.timeline(reference);
-    expect(timeline.entries.map((e) => [e.status, e.event])).toEqual([
-      ['pending', null],
-      ['cancelled', 'payment.cancelled'],
+    expect(timeline.reference).toBe(reference);
+    expect(timeline.events.map((e) => [e.eventType, e.errorCode])).toEqual([
+      ['session_created', null],
+      ['payment_cancelled', null],
     ]);
+  });
+
+  it('lists the payment providers, and all of them with whether they are enabled', async () => {
+    const items = await client.providers.list();
+    expect(items.map((p) => p.providerCode)).toContain('cbe_birr');
+    const all = await client.providers.getAll();
+    expect(all.every((p) => typeof p.isEnabled === 'boolean')).toBe(true);
+    expect((await client.providers.listEnabled()).map((p) => p.providerCode).sort()).toEqual(all.filter((p) => p.isEnabled).map((p) => p.providerCode).sort());
+    const readOnly = createClient({ apiKey: READ_ONLY_KEY, baseUrl: ref.url });
+    const denied = await rejection(readOnly.providers.getAll());
+    expect(denied.status).toBe(403);
+    expect(denied.serviceMessage).toMatch(/get_platform_payment_provider/);
   });
 
   it('throws 404, 401 and 403 as PaymentServiceError with the request', async () => {
@@ -121,15 +134,16 @@ describe('the client against the reference service over HTTP', () => {
   });
 
   it('gets 400 from the service for a tampered cursor and for an expired one', async () => {
-    for (let i = 0; i < 3; i++) await client.transactions.initialize(input());
-    const page = await client.transactions.list({ limit: 1 });
-    expect(page.nextCursor).toEqual(expect.any(String));
+    for (let i = 0; i < PAGE_SIZE + 1; i++) await client.transactions.initialize(input());
+    const page = await client.transactions.list();
+    expect(page.data).toHaveLength(PAGE_SIZE);
+    expect(page).toMatchObject({ hasMore: true, nextCursor: expect.any(String) });
     const cursor = page.nextCursor!;
     const tampered = cursor.slice(0, -2) + (cursor.endsWith('A') ? 'BB' : 'AA');
-    const bad = await rejection(client.transactions.list({ limit: 1, cursor: tampered }));
+    const bad = await rejection(client.transactions.list({ cursor: tampered }));
     expect(bad).toMatchObject({ status: 400, serviceMessage: API_MESSAGES.cursor, request: { sent: true } });
     await ref.service.clock.advance(16 * 60 * 1000);
-    const expired = await rejection(client.transactions.list({ limit: 1, cursor }));
+    const expired = await rejection(client.transactions.list({ cursor }));
     expect(expired).toMatchObject({ status: 400, serviceMessage: API_MESSAGES.cursorExpired });
   });
 
@@ -145,7 +159,7 @@ describe('the client against the reference service over HTTP', () => {
       }
       const to = new Date(own.service.clock.now());
       const seen: string[] = [];
-      for await (const record of c.transactions.listAll({ from: new Date(begin), to, limit: 3 })) seen.push(record.reference);
+      for await (const record of c.transactions.listAll({ from: new Date(begin), to })) seen.push(record.reference);
       expect(seen).toHaveLength(made.length);
       expect(new Set(seen).size).toBe(made.length);
       // Newest first, across windows and pages.
@@ -167,101 +181,16 @@ describe('the client against the reference service over HTTP', () => {
           await own.service.clock.advance(ms);
         },
       });
-      for (let i = 0; i < 100; i++) await c.transactions.list({ limit: 1 });
+      for (let i = 0; i < 100; i++) await c.transactions.list();
       const raw = await own.call('GET', '/v1/transactions');
       expect(raw.status).toBe(429);
       const retryAfter = Number(raw.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThan(0);
-      const page = await c.transactions.list({ limit: 1 });
-      expect(page.items).toEqual([]);
+      const page = await c.transactions.list();
+      expect(page).toEqual({ data: [], nextCursor: null, hasMore: false });
       expect(waits).toEqual([retryAfter * 1000]);
     } finally {
       await own.close();
-    }
-  });
-});
-
-describe('the client on a failing network', () => {
-  it('retries a read after a 5xx, but never a cancel', async () => {
-    let calls = 0;
-    const c = createClient({
-      apiKey: SANDBOX_KEY,
-      baseUrl: 'http://127.0.0.1:9',
-      sleep: async () => {},
-      fetch: async () => {
-        calls += 1;
-        return calls === 1
-          ? Response.json({ status: 'error', data: { message: 'overloaded' } }, { status: 503 })
-          : Response.json({ status: 'success', data: { reference: 'r', entries: [] } });
-      },
-    });
-    expect(await c.transactions.timeline('r')).toEqual({ reference: 'r', entries: [] });
-    expect(calls).toBe(2);
-    calls = 0;
-    expect(await rejection(c.transactions.cancel('r'))).toMatchObject({ status: 503, serviceMessage: 'overloaded' });
-    expect(calls).toBe(1);
-  });
-
-  it('gives up after its timeout with status 0, and after maxRetries on refused connections', async () => {
-    const server = http.createServer(() => {
-      // Never answers.
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const port = (server.address() as AddressInfo).port;
-      const slow = createClient({ apiKey: SANDBOX_KEY, baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 200, maxRetries: 0 });
-      const started = performance.now();
-      const err = await rejection(slow.transactions.retrieve('r'));
-      expect(err).toMatchObject({ status: 0, serviceMessage: 'no answer within 200 ms' });
-      expect(performance.now() - started).toBeLessThan(1_000);
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
-    let attempts = 0;
-    const refused = createClient({
-      apiKey: SANDBOX_KEY,
-      baseUrl: 'http://127.0.0.1:9',
-      maxRetries: 2,
-      sleep: async () => void attempts++,
-    });
-    expect((await rejection(refused.transactions.retrieve('r'))).serviceMessage).toMatch(/could not reach the service/);
-    expect(attempts).toBe(2);
-  });
-
-  it('refuses bad options with a message that says what to pass', () => {
-    expect(() => createClient({ apiKey: 'pk_123', baseUrl: 'http://x' })).toThrow(/^\[@payhook\/client\] apiKey must be a secret key starting sk_test_/);
-    expect(() => createClient({ apiKey: SANDBOX_KEY, baseUrl: 'api.example.com' })).toThrow(/baseUrl must be an absolute URL/);
-  });
-});
-
-describe('the shared rate limiter', () => {
-  it('keeps background work to its share while the app still gets through', async () => {
-    let now = 0;
-    const limiter = createRateLimiter({ limit: 10, windowMs: 1_000, backgroundShare: 0.5, now: () => now, sleep: async (ms) => void (now += ms) });
-    for (let i = 0; i < 5; i++) await limiter.acquire('background');
-    const t = now;
-    await limiter.acquire('background');
-    expect(now - t).toBe(1_000); // the sixth background call waited for the window
-    now = t;
-    const fresh = createRateLimiter({ limit: 10, windowMs: 1_000, now: () => now, sleep: async (ms) => void (now += ms) });
-    for (let i = 0; i < 5; i++) await fresh.acquire('background');
-    for (let i = 0; i < 5; i++) await fresh.acquire('foreground');
-    expect(now).toBe(t); // foreground used the other half without waiting
-    await fresh.acquire('foreground');
-    expect(now).toBe(t + 1_000);
-  });
-
-  it('splits a long range into contiguous 90-day windows, newest first', () => {
-    const from = new Date('2026-01-01T00:00:00.000Z');
-    const to = new Date(from.getTime() + 200 * DAY);
-    const w = windows({ from, to });
-    expect(w).toHaveLength(3);
-    expect(w[0]!.to).toBe(to.toISOString());
-    expect(w.at(-1)!.from).toBe(from.toISOString());
-    for (let i = 0; i < w.length; i++) {
-      expect(Date.parse(w[i]!.to!) - Date.parse(w[i]!.from!)).toBeLessThanOrEqual(MAX_LIST_RANGE_MS);
-      if (i > 0) expect(Date.parse(w[i - 1]!.from!) - Date.parse(w[i]!.to!)).toBe(1);
     }
   });
 });

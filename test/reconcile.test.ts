@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@payhook/client';
-import { createReceiver, createReconciler, memoryStore, type DeliveryReport, type PaymentEvent, type Receiver } from '@payhook/core';
+import { createReceiver, createReconciler, eventFromRecord, memoryStore, paymentEventSchema, type DeliveryReport, type PaymentEvent, type Receiver } from '@payhook/core';
+import type { TransactionRecord } from '@payhook/core/api';
 import { toNodeListener } from '@payhook/core/node';
 import { manualClock, type ManualClock } from '@payhook/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -54,7 +55,7 @@ async function harness(
     setDown: (d) => void (down = d),
     async initializePaid(actions = ['pay']) {
       const { json } = await ref.call('POST', '/v1/transactions/initialize', { body: validInput() });
-      const reference = json.data.reference as string;
+      const reference = json.reference as string;
       for (const action of actions) {
         const moved = await ref.call('POST', `/_sandbox/transactions/${reference}/${action}`);
         expect(moved.status).toBe(200);
@@ -79,8 +80,14 @@ function defaultHandlers(receiver: Receiver, effects: string[]) {
 const count = (effects: string[], entry: string) => effects.filter((e) => e === entry).length;
 
 describe('reconcile through verify and list', () => {
-  it('recovers dropped deliveries, each exactly once, and a second run recovers nothing', async () => {
-    const h = await harness();
+  it('recovers dropped deliveries, each exactly once, as the webhook would have carried them, and a second run recovers nothing', async () => {
+    const seen: PaymentEvent[] = [];
+    const h = await harness((receiver, effects) => {
+      receiver.onAny((event) => {
+        seen.push(event);
+        effects.push(`${event.reference} ${event.event}`);
+      });
+    });
     await h.ref.call('POST', '/_sandbox/faults', { body: { type: 'drop', count: 3 } });
     const refs = [await h.initializePaid(), await h.initializePaid(), await h.initializePaid()];
     await h.ref.service.clock.advance(30 * MINUTE);
@@ -91,6 +98,11 @@ describe('reconcile through verify and list', () => {
     expect(first.scanned).toBe(3);
     expect(first.recovered.map((r) => r.reference).sort()).toEqual([...refs].sort());
     for (const r of refs) expect(count(h.effects, `${r} payment.success`)).toBe(1);
+    for (const event of seen) {
+      expect(paymentEventSchema.safeParse(event).success).toBe(true);
+      expect(event).toMatchObject({ mode: 'sandbox', currency: 'ETB', amount: '100.00', status: 'completed' });
+      expect(event).not.toHaveProperty('currencyCode');
+    }
 
     const second = await h.reconcile();
     expect(second.recovered).toEqual([]);
@@ -224,12 +236,10 @@ describe('verify before the handler', () => {
       { verify: true },
     );
 
-    const pending = (await ref.call('POST', '/v1/transactions/initialize', { body: validInput() })).json.data.reference as string;
+    const pending = (await ref.call('POST', '/v1/transactions/initialize', { body: validInput() })).json.reference as string;
     const paid = await h.initializePaid();
-    const body = (reference: string): PaymentEvent => ({
-      ...h.ref.service.transactions().find((t) => t.reference === reference)!,
-      event: 'payment.success',
-    }) as unknown as PaymentEvent;
+    const body = (reference: string): PaymentEvent =>
+      eventFromRecord(h.ref.service.transactions().find((t) => t.reference === reference)!, 'payment.success');
 
     // A validly signed success for a transaction the service says is still pending.
     const forged = await receiver.dispatch(body(pending), { source: 'webhook' });
@@ -250,11 +260,9 @@ describe('verify before the handler', () => {
     });
     const ref = await start();
     try {
-      const event = { ...(await (async () => {
-        const { json } = await ref.call('POST', '/v1/transactions/initialize', { body: validInput() });
-        await ref.call('POST', `/_sandbox/transactions/${json.data.reference}/pay`);
-        return ref.service.transactions()[0]!;
-      })()), event: 'payment.success' } as unknown as PaymentEvent;
+      const { json } = await ref.call('POST', '/v1/transactions/initialize', { body: validInput() });
+      await ref.call('POST', `/_sandbox/transactions/${json.reference}/pay`);
+      const event = eventFromRecord(ref.service.transactions()[0]!, 'payment.success');
       expect(await receiver.dispatch(event, { source: 'webhook' })).toMatchObject({ outcome: 'verify-unavailable', status: 503 });
     } finally {
       await ref.close();

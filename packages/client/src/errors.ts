@@ -1,3 +1,5 @@
+import { errorEnvelopeSchema } from '@payhook/core/api';
+
 /** The request a failure belongs to, without the API key. */
 export interface FailedRequest {
   method: string;
@@ -8,9 +10,9 @@ export interface FailedRequest {
 }
 
 /**
- * Every failure of a client call: an error answer of the service (with its envelope's message),
- * an input refused before sending, a timeout or a network error (status 0), or an answer whose
- * shape is not the documented one.
+ * Every failure of a client call: an error answer of the service (with its message), an input
+ * refused before sending, a timeout or a network error (status 0), or an answer whose shape is not
+ * the documented one.
  *
  * @example
  * try {
@@ -24,7 +26,7 @@ export class PaymentServiceError extends Error {
   constructor(
     /** The HTTP status, or 0 when no answer came (timeout, connection refused). */
     readonly status: number,
-    /** The service's own message (its error envelope), or what went wrong locally. */
+    /** The service's own message (its error body), or what went wrong locally. */
     readonly serviceMessage: string,
     readonly request: FailedRequest,
     readonly retryAfterMs?: number,
@@ -32,4 +34,20 @@ export class PaymentServiceError extends Error {
   ) {
     super(`[@payhook/client] ${request.method} ${new URL(request.url).pathname} ${status === 0 ? 'got no answer' : `failed with ${status}`}: ${serviceMessage}`, options);
   }
+}
+
+/**
+ * The service's words in an error body: the envelope's `data.message` (section 2.4), or the
+ * top-level `message` of the framework's own refusals (a 403 for a missing permission answers
+ * `{ statusCode, message, error }`; `message` may be a list). Undefined when neither is there.
+ */
+export function serviceMessageOf(payload: unknown): string | undefined {
+  const envelope = errorEnvelopeSchema.safeParse(payload);
+  if (envelope.success) return envelope.data.data.message;
+  if (typeof payload !== 'object' || payload === null) return undefined;
+  const { message, error } = payload as { message?: unknown; error?: unknown };
+  if (typeof message === 'string' && message !== '') return message;
+  if (Array.isArray(message) && message.length > 0 && message.every((m) => typeof m === 'string')) return message.join('; ');
+  if (typeof error === 'string' && error !== '') return error;
+  return undefined;
 }

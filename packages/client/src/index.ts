@@ -1,4 +1,15 @@
-export { createClient, windows, type Client, type ClientOptions, type ListFilters } from './client.js';
+export { createClient, type Client, type ClientOptions } from './client.js';
+export { MAX_EMPTY_PAGES, windows, type ListFilters, type Transaction, type TransactionPage } from './list.js';
+export type { ProvidersApi } from './providers.js';
 export { PaymentServiceError, type FailedRequest } from './errors.js';
 export { createRateLimiter, type Priority, type RateLimiter, type RateLimiterOptions } from './rate-limiter.js';
-export type { InitializeInput, InitializeResult, ListPage, Timeline, TimelineEntry, TransactionRecord } from '@payhook/core/api';
+export type {
+  InitializeInput,
+  InitializeResult,
+  ListPage,
+  Provider,
+  ProviderItem,
+  Timeline,
+  TimelineEvent,
+  TransactionRecord,
+} from '@payhook/core/api';

@@ -31,6 +31,7 @@ export {
   type ReconcilerOptions,
   type ReconcileRun,
 } from './reconciler.js';
+export { eventFromRecord } from './record-event.js';
 export { memoryStore, type MemoryStoreOptions } from './memory-store.js';
 export {
   DEFAULT_RETENTION_MS,

@@ -1,13 +1,16 @@
 import type { TransactionRecord } from './api-schema.js';
-import type { PaymentEvent } from './event-schema.js';
 import { every, systemClock, type Clock } from './clock.js';
-import { EVENTS_BY_STATUS } from './lifecycle.js';
+import type { PaymentEvent } from './event-schema.js';
+import { EVENTS_BY_STATUS, type PaymentEventName } from './lifecycle.js';
 import { toLog, type LoggerOption } from './logger.js';
-import type { DeliveryReport } from './pipeline/outcome.js';
+import { reportOf, type DeliveryReport } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
+import { eventFromRecord, type Mode } from './record-event.js';
 
 /** The part of `@payhook/client` a reconciler uses. */
 export interface ReconcileClient {
+  /** The environment of the client's key: the mode of a record that does not carry its own. */
+  readonly mode?: Mode;
   transactions: {
     listAll(filters: { from?: Date | string; to?: Date | string }): AsyncIterable<TransactionRecord>;
   };
@@ -57,14 +60,26 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const { client, receiver, clock = systemClock } = options;
   const log = toLog(options.logger);
 
+  /** Dispatch `name` as the webhook would have carried it: the dedupe key `mode:reference:event` must match. */
+  async function recover(record: TransactionRecord, name: PaymentEventName): Promise<DeliveryReport> {
+    let event: PaymentEvent;
+    try {
+      event = eventFromRecord(record, name, client.mode);
+    } catch (error) {
+      const report = reportOf('invalid', { error, reference: record.reference, event: name, source: 'reconcile' });
+      log.write('error', { ...report, error: undefined, err: error }, (error as Error).message);
+      return report;
+    }
+    return receiver.dispatch(event, { source: 'reconcile', record });
+  }
+
   async function run(range: { from: Date | string; to: Date | string }): Promise<ReconcileRun> {
     const result: ReconcileRun = { scanned: 0, recovered: [], inProgress: [], failed: [] };
     for await (const record of client.transactions.listAll(range)) {
       result.scanned += 1;
       for (const name of EVENTS_BY_STATUS[record.status]) {
-        const event = { ...record, event: name } as unknown as PaymentEvent;
         // The record came from the service itself: handlers that want it need no second call.
-        const report = await receiver.dispatch(event, { source: 'reconcile', record });
+        const report = await recover(record, name);
         if (report.outcome === 'processed' || report.outcome === 'rejected') result.recovered.push(report);
         else if (report.outcome === 'in-progress') result.inProgress.push(report);
         else if (report.status >= 400) result.failed.push(report);

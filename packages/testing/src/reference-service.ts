@@ -11,6 +11,7 @@ import {
   type Delivery,
   type FaultInput,
   type FaultRule,
+  type PAYMENT_METHODS,
   type ReferenceService,
   type ReferenceServiceOptions,
   type RunningServer,
@@ -36,8 +37,8 @@ export interface StartReferenceServiceOptions {
 }
 
 export interface MoveOptions {
-  /** The method the customer paid (or failed) with. Default `telebirr`. */
-  paymentMethod?: 'telebirr' | 'cbebirr' | 'mpesa' | 'card';
+  /** The provider the customer paid (or failed) with, by its provider code (`telebirr`, `cbe_birr`…). Default `telebirr`. */
+  paymentMethod?: (typeof PAYMENT_METHODS)[number];
   /** Wait until the first attempt of the delivery the move sent has been answered (default true). */
   settle?: boolean;
 }
@@ -139,6 +140,7 @@ export async function startReferenceService(options: StartReferenceServiceOption
   const inProcessFetch = (input: RequestInfo | URL, init?: RequestInit) => service.fetch(new Request(input, init));
   const client = createClient({ apiKey, baseUrl: url, fetch: running ? undefined : (inProcessFetch as typeof fetch) });
 
+  /** A sandbox-control request, answered with the bare result (an error envelope on failure, nothing on 204). */
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await service.fetch(
       new Request(new URL(path, url), {
@@ -147,12 +149,18 @@ export async function startReferenceService(options: StartReferenceServiceOption
         body: body === undefined ? undefined : JSON.stringify(body),
       }),
     );
-    const json = (await res.json().catch(() => undefined)) as { status?: string; data?: unknown } | undefined;
-    if (!res.ok || json?.status !== 'success') {
-      const message = (json?.data as { message?: string } | undefined)?.message ?? `HTTP ${res.status}`;
-      throw new Error(`[@payhook/testing] ${method} ${path} failed (${res.status}): ${message}`);
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = undefined;
     }
-    return json.data as T;
+    if (!res.ok) {
+      const message = (json as { data?: { message?: unknown } } | undefined)?.data?.message;
+      throw new Error(`[@payhook/testing] ${method} ${path} failed (${res.status}): ${typeof message === 'string' ? message : text || `HTTP ${res.status}`}`);
+    }
+    return json as T;
   }
 
   async function move(reference: string, action: Action, moveOptions: MoveOptions = {}): Promise<TransactionRecord> {

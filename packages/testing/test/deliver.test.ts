@@ -277,10 +277,10 @@ describe('slow handlers and ordering', () => {
     expect(others.some((o) => JSON.stringify(o) !== JSON.stringify(a))).toBe(true);
   });
 
-  it('delivers raw bytes unchanged (a malformed body gets 400 and is retried like any non-2xx)', async () => {
+  it('delivers raw bytes unchanged (a body that is not an event gets 400 and is retried like any non-2xx)', async () => {
     const { receiver, runs } = app();
     const result = await deliver(receiver, '{"event":"payment.success"}', { secret, retrySchedule: false });
-    expect(result.attempts[0]).toMatchObject({ status: 400, outcome: 'malformed', event: 'payment.success' });
+    expect(result.attempts[0]).toMatchObject({ status: 400, outcome: 'invalid', event: 'payment.success' });
     expect(runs.list).toEqual([]);
   });
 });

@@ -232,7 +232,7 @@ describe('startReferenceService', () => {
     await ref.pay(reference);
     expect(shop.effects).toEqual(['payment.success']);
     const clock = await ref.fetch('/_sandbox/clock');
-    expect(await clock.json()).toEqual({ status: 'success', data: { now: new Date(ref.clock.now()).toISOString() } });
+    expect(await clock.json()).toEqual({ now: new Date(ref.clock.now()).toISOString() });
     const callback = ref.callbackUrl;
     await ref.close();
     await expect(fetch(callback, { method: 'POST' })).rejects.toThrow();
@@ -243,7 +243,7 @@ describe('startReferenceService', () => {
     expect(ref.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(ref.env).toEqual({ PAYHOOK_BASE_URL: ref.url, PAYHOOK_API_KEY: ref.apiKey, PAYHOOK_WEBHOOK_SECRET: ref.webhookSecret });
     const res = await fetch(`${ref.url}/_sandbox/clock`, { headers: { authorization: `Bearer ${ref.apiKey}` } });
-    expect(await res.json()).toEqual({ status: 'success', data: { now: '2031-01-01T00:00:00.000Z' } });
+    expect(await res.json()).toEqual({ now: '2031-01-01T00:00:00.000Z' });
     await ref.close();
     await expect(fetch(`${ref.url}/_sandbox/clock`)).rejects.toThrow();
   });
