@@ -36,7 +36,7 @@ function child(file) {
 }
 
 const initBody = (i) =>
-  JSON.stringify({ amount: '1500.00', currencyCode: 'ETB', customerPhone: '0911234567', merchantReference: `order-${i}`, customerName: 'Abebe Kebede', customerEmail: 'abebe@example.com' });
+  JSON.stringify({ amount: '1500.00', currencyCode: 'ETB', customerPhone: '0911234567', merchantReference: `order-${i}`, firstName: 'Abebe', lastName: 'Kebede', email: 'abebe@example.com' });
 
 // ---------------------------------------------------------------------------------------------
 // 1. initialize over HTTP: autocannon against `listen()` of a service in a child process
@@ -50,7 +50,7 @@ async function initializeRps() {
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: initBody(0),
     });
-    if (probe.status !== 201) throw new Error(`[bench] initialize answered ${probe.status}: ${await probe.text()}`);
+    if (probe.status !== 200) throw new Error(`[bench] initialize answered ${probe.status}: ${await probe.text()}`);
     const opts = (duration) => ({
       url: `${url}/v1/transactions/initialize`,
       method: 'POST',
@@ -78,9 +78,9 @@ async function call(service, apiKey, method, pathname, body) {
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
   );
-  const json = await res.json();
+  const json = res.status === 204 ? null : await res.json();
   if (res.status >= 300) throw new Error(`[bench] ${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
+  return json;
 }
 
 async function createTransactions(service, apiKey, n, callbackUrl) {
@@ -223,7 +223,7 @@ const lines = [
   '',
   '| what | figure | how |',
   '|---|---:|---|',
-  `| \`POST /v1/transactions/initialize\` | **${fmt(init.rps)} req/s** (p50 ${init.p50} ms, p99 ${init.p99} ms; ${init.non2xx} non-2xx, ${init.errors} errors) | autocannon, 50 connections, ${SECONDS} s after a 2 s warm-up, against \`createReferenceService({ rateLimit: { limit: 1e9 } }).listen({ port: 0 })\` in a child process; sandbox key, JSON body with name and email; every request creates a transaction |`,
+  `| \`POST /v1/transactions/initialize\` | **${fmt(init.rps)} req/s** (p50 ${init.p50} ms, p99 ${init.p99} ms; ${init.non2xx} non-2xx, ${init.errors} errors) | autocannon, 50 connections, ${SECONDS} s after a 2 s warm-up, against \`createReferenceService({ rateLimit: { limit: 1e9 } }).listen({ port: 0 })\` in a child process; sandbox key, JSON body with firstName, lastName and email; every request creates a transaction |`,
   `| deliveries to a fast receiver | **${fmt(dl.perSecond)} deliveries/s** (${fmt(dl.n)} in ${dl.wall.toFixed(2)} s wall; ${fmt(dl.cpuPerDelivery)} µs of the service's CPU each) | ${fmt(dl.n)} sandbox transactions paid with \`POST /_sandbox/transactions/:ref/pay\` (in process, ${BATCH} at a time, \`clock.advance(0)\` after each batch to let the attempts settle); each sends a signed \`payment.success\` over HTTP to a node:http receiver in a child process that answers 200. Checked: all ${fmt(dl.n)} delivered and received |`,
   `| ${fmt(vc.retries)} virtual-clock retries: CPU | **${vc.cpuS.toFixed(3)} s** (user ${vc.userS.toFixed(3)} s, system ${vc.systemS.toFixed(3)} s; ${(vc.wallS).toFixed(3)} s wall; ${fmt((vc.cpuS * 1e6) / vc.retries, 1)} µs per retry) | \`clock.advance(${fmt(vc.span)})\` (16 virtual minutes) on a manual clock with ${fmt(vc.tx)} deliveries each waiting for attempt 2: it fires attempts 2 to 5 of every delivery (${fmt(vc.retries)} retries, each scheduled on the clock by the attempt before), every one failed by a sandbox \`fail\` fault before any network I/O, and recorded; process.cpuUsage over the advance |`,
   `| the same: memory | heap +${mb(vc.heapDelta)}, RSS +${mb(vc.rssDelta)} after GC (${fmt(vc.heapDelta / vc.attempts, 0)} bytes of heap per recorded attempt); heap +${mb(vc.heapPeakDelta)} before GC | from before the first attempts to after the 5th, \`gc()\` twice at each end: the ${fmt(vc.attempts)} attempt records the dispatcher keeps (every attempt is recorded, for the dashboard and \`GET /_sandbox/deliveries\`) |`,

@@ -1,10 +1,4 @@
-import {
-  initializeResultSchema,
-  listPageSchema,
-  successEnvelope,
-  timelineSchema,
-  transactionRecordSchema,
-} from '@payhook/core/api';
+import { initializeResultSchema, timelineSchema, transactionRecordSchema } from '@payhook/core/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   expectError,
@@ -31,20 +25,72 @@ afterEach(async () => {
 
 async function initialize(overrides: Record<string, unknown> = {}, key = SANDBOX_KEY): Promise<string> {
   const res = await s.call('POST', '/v1/transactions/initialize', { key, body: validInput(overrides) });
-  expect(res.status).toBe(201);
-  return res.json.data.reference;
+  expect(res.status).toBe(200);
+  return res.json.reference;
 }
 
 const sandbox = (reference: string, action: string, body?: unknown) =>
   s.call('POST', `/_sandbox/transactions/${reference}/${action}`, { body });
 
 describe('section 4: endpoints', () => {
-  it('initialize answers 201 with reference and checkoutUrl in the success envelope', async () => {
+  it('initialize answers 200 with a bare { reference, checkoutUrl, status, expiresAt }; the session lasts one hour', async () => {
+    await s.service.clock.advance(Date.parse('2099-08-13T10:00:00.000Z') - s.service.clock.now());
     const res = await s.call('POST', '/v1/transactions/initialize', { body: validInput() });
-    expect(res.status).toBe(201);
-    const data = successEnvelope(initializeResultSchema).parse(res.json).data;
-    expect(data.reference).toMatch(/^ref_/);
-    expect(data.checkoutUrl).toBe(`${s.url}/checkout/${data.reference}`);
+    expect(res.status).toBe(200);
+    const data = initializeResultSchema.parse(res.json);
+    expect(Object.keys(res.json)).toEqual(['reference', 'checkoutUrl', 'status', 'expiresAt']);
+    // P + 8 upper-case hex + yyyymmdd of the creation date on the service clock.
+    expect(data.reference).toMatch(/^P[0-9A-F]{8}20990813$/);
+    expect(data).toEqual({
+      reference: data.reference,
+      checkoutUrl: `${s.url}/checkout/${data.reference}`,
+      status: 'success',
+      expiresAt: '2099-08-13T11:00:00.000Z',
+    });
+    const record = (await s.call('GET', `/v1/transactions/${data.reference}`)).json;
+    expect([record.createdAt, record.expiresAt]).toEqual(['2099-08-13T10:00:00.000Z', '2099-08-13T11:00:00.000Z']);
+  });
+
+  it('references are unique and carry the creation day of the service clock', async () => {
+    const made = new Set<string>();
+    for (let i = 0; i < 30; i++) made.add(await initialize());
+    expect(made.size).toBe(30);
+    const day = new Date(s.service.clock.now()).toISOString().slice(0, 10).replaceAll('-', '');
+    for (const reference of made) expect(reference).toMatch(new RegExp(`^P[0-9A-F]{8}${day}$`));
+    await s.service.clock.advance(24 * 60 * 60 * 1000);
+    const next = new Date(s.service.clock.now()).toISOString().slice(0, 10).replaceAll('-', '');
+    expect(next).not.toBe(day);
+    expect((await initialize()).slice(9)).toBe(next);
+  });
+
+  it('initialize builds customer.name from firstName and lastName, customer.email from email', async () => {
+    const cases: [Record<string, unknown>, { name: string; email: string }][] = [
+      [{ firstName: 'Abebe', lastName: 'Bikila', email: 'abebe@example.test' }, { name: 'Abebe Bikila', email: 'abebe@example.test' }],
+      [{ firstName: 'Abebe' }, { name: 'Abebe', email: '' }],
+      [{ lastName: 'Bikila' }, { name: 'Bikila', email: '' }],
+      [{}, { name: '', email: '' }],
+    ];
+    for (const [fields, customer] of cases) {
+      const reference = await initialize(fields);
+      expect((await s.call('GET', `/v1/transactions/${reference}`)).json.customer).toEqual({ ...customer, phone: '251912345678' });
+    }
+    expectError(await s.call('POST', '/v1/transactions/initialize', { body: validInput({ email: 'not-an-email' }) }), 400, /^email must/);
+  });
+
+  it('returnUrl: https is kept; http is refused without --allow-http-callbacks', async () => {
+    expect((await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'https://shop.example/done' }) })).status).toBe(200);
+    expectError(await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'http://localhost:3000/done' }) }), 400, /^returnUrl must/);
+    expectError(await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'shop/done' }) }), 400, /^returnUrl must/);
+    const dev = await start({ allowHttpCallbacks: true });
+    try {
+      const local = await dev.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'http://127.0.0.1:3000/done' }) });
+      expect(local.status).toBe(200);
+      expect(dev.service.snapshot().transactions.find((t) => t.reference === local.json.reference)?.returnUrl).toBe('http://127.0.0.1:3000/done');
+      const remote = await dev.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'http://shop.example/done' }) });
+      expectError(remote, 400, /^returnUrl must/);
+    } finally {
+      await dev.close();
+    }
   });
 
   it('initialize accepts every Ethiopian phone form and stores the canonical 251 form', async () => {
@@ -58,7 +104,7 @@ describe('section 4: endpoints', () => {
     for (const [given, canonical] of Object.entries(forms)) {
       const reference = await initialize({ customerPhone: given });
       const res = await s.call('GET', `/v1/transactions/${reference}`);
-      expect(res.json.data.customer.phone).toBe(canonical);
+      expect(res.json.customer.phone).toBe(canonical);
     }
   });
 
@@ -66,11 +112,14 @@ describe('section 4: endpoints', () => {
     const headers = { 'x-idempotency-key': 'order-1-attempt' };
     const first = await s.call('POST', '/v1/transactions/initialize', { body: validInput(), headers });
     const again = await s.call('POST', '/v1/transactions/initialize', { body: validInput(), headers });
-    expect(first.status).toBe(201);
-    expect(again.status).toBe(201);
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    // The same reference, checkoutUrl, status and expiresAt.
     expect(again.json).toEqual(first.json);
+    expect(Object.keys(again.json)).toEqual(['reference', 'checkoutUrl', 'status', 'expiresAt']);
     const list = await s.call('GET', '/v1/transactions');
-    expect(list.json.data.items).toHaveLength(1);
+    expect(list.json.data).toHaveLength(1);
   });
 
   it('20 concurrent initializations with one idempotency key make one transaction', async () => {
@@ -78,9 +127,9 @@ describe('section 4: endpoints', () => {
     const all = await Promise.all(
       Array.from({ length: 20 }, () => s.call('POST', '/v1/transactions/initialize', { body: validInput(), headers })),
     );
-    expect(all.map((r) => r.status)).toEqual(Array(20).fill(201));
-    expect(new Set(all.map((r) => r.json.data.reference)).size).toBe(1);
-    expect((await s.call('GET', '/v1/transactions')).json.data.items).toHaveLength(1);
+    expect(all.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(new Set(all.map((r) => r.json.reference)).size).toBe(1);
+    expect((await s.call('GET', '/v1/transactions')).json.data).toHaveLength(1);
   });
 
   it('409: the idempotency key reused with a different body', async () => {
@@ -95,88 +144,98 @@ describe('section 4: endpoints', () => {
     const first = await s.call('POST', '/v1/transactions/initialize', { body: validInput(), headers });
     await s.call('POST', '/_sandbox/clock/advance', { body: { ms: 24 * 60 * 60 * 1000 } });
     const later = await s.call('POST', '/v1/transactions/initialize', { body: validInput(), headers });
-    expect(later.json.data.reference).not.toBe(first.json.data.reference);
+    expect(later.json.reference).not.toBe(first.json.reference);
   });
 
-  it('verify returns the transaction once it is completed', async () => {
-    const reference = await initialize();
-    await sandbox(reference, 'pay');
+  it('verify returns the bare record once it is completed: currencyCode, serviceFee, paymentMethod', async () => {
+    const reference = await initialize({ firstName: 'Abebe', lastName: 'Bikila' });
+    await s.service.clock.advance(5_000);
+    await sandbox(reference, 'pay', { paymentMethod: 'cbe_birr' });
     const res = await s.call('GET', `/v1/transactions/${reference}/verify`);
     expect(res.status).toBe(200);
-    const record = successEnvelope(transactionRecordSchema).parse(res.json).data;
-    expect(record).toMatchObject({ reference, status: 'completed', amount: '100.00', serviceFee: '3.50', mode: 'sandbox' });
-    expect(record.paidAt).not.toBeNull();
+    const record = transactionRecordSchema.parse(res.json);
+    expect(Object.keys(res.json)).toEqual([
+      'reference', 'merchantReference', 'status', 'amount', 'serviceFee', 'currencyCode', 'paymentMethod',
+      'customer', 'paidAt', 'createdAt', 'mode', 'checkoutUrl', 'updatedAt', 'expiresAt',
+    ]);
+    expect(record).toMatchObject({ reference, status: 'completed', amount: '100.00', serviceFee: '3.50', currencyCode: 'ETB', paymentMethod: 'cbe_birr', mode: 'sandbox' });
+    expect(res.json).not.toHaveProperty('currency');
+    expect(Date.parse(record.paidAt!) - Date.parse(record.createdAt)).toBe(5_000);
+    expect(record.updatedAt).toBe(record.paidAt);
   });
 
-  it('cancel works from pending and from processing', async () => {
+  it('cancel answers 204 with no body, from pending and from processing', async () => {
     const pending = await initialize();
     const processing = await initialize();
-    expect((await sandbox(processing, 'open')).json.data.status).toBe('processing');
+    expect((await sandbox(processing, 'open')).json.status).toBe('processing');
     for (const reference of [pending, processing]) {
       const res = await s.call('POST', `/v1/transactions/${reference}/cancel`);
-      expect(res.status).toBe(200);
-      expect(res.json).toMatchObject({ status: 'success', data: { reference, status: 'cancelled' } });
+      expect(res.status).toBe(204);
+      expect(res.json).toBe('');
+      expect(res.headers.get('content-type')).toBeNull();
+      expect((await s.call('GET', `/v1/transactions/${reference}`)).json.status).toBe('cancelled');
     }
   });
 
-  it('list pages newest first with nextCursor until null', async () => {
-    const made = [];
-    for (let i = 0; i < 5; i++) made.push(await initialize({ merchantReference: `o-${i}` }));
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    do {
-      const res = await s.call('GET', `/v1/transactions?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      expect(res.status).toBe(200);
-      const page = successEnvelope(listPageSchema).parse(res.json).data;
-      seen.push(...page.items.map((t) => t.reference));
-      cursor = page.nextCursor;
-      pages++;
-    } while (cursor);
-    expect(pages).toBe(3);
-    expect(seen).toEqual(made.reverse());
-  });
-
-  it('list filters by currency, status and date range', async () => {
-    const etb = await initialize();
-    const usd = await initialize({ currencyCode: 'USD' });
-    await sandbox(usd, 'pay');
-    const byCurrency = await s.call('GET', '/v1/transactions?currency=USD');
-    expect(byCurrency.json.data.items.map((t: { reference: string }) => t.reference)).toEqual([usd]);
-    const byStatus = await s.call('GET', '/v1/transactions?status=pending');
-    expect(byStatus.json.data.items.map((t: { reference: string }) => t.reference)).toEqual([etb]);
-    const future = await s.call('GET', '/v1/transactions?from=2999-01-01&to=2999-02-01');
-    expect(future.json.data.items).toEqual([]);
-  });
-
-  it('retrieve returns one transaction record', async () => {
-    const reference = await initialize({ merchantReference: 'order-42', customerName: 'Abebe', customerEmail: 'a@example.test' });
+  it('retrieve returns one bare record; paymentMethod is null until the payment is made or fails', async () => {
+    const reference = await initialize({ merchantReference: 'order-42', firstName: 'Abebe', email: 'a@example.test' });
+    await sandbox(reference, 'open');
     const res = await s.call('GET', `/v1/transactions/${reference}`);
     expect(res.status).toBe(200);
-    expect(successEnvelope(transactionRecordSchema).parse(res.json).data).toMatchObject({
+    expect(transactionRecordSchema.parse(res.json)).toMatchObject({
       reference,
       merchantReference: 'order-42',
-      status: 'pending',
-      currency: 'ETB',
+      status: 'processing',
+      currencyCode: 'ETB',
+      paymentMethod: null,
       paidAt: null,
       customer: { name: 'Abebe', email: 'a@example.test', phone: '251912345678' },
     });
+    await sandbox(reference, 'fail', { paymentMethod: 'mpesa' });
+    expect((await s.call('GET', `/v1/transactions/${reference}`)).json).toMatchObject({ status: 'failed', paymentMethod: 'mpesa', paidAt: null });
   });
 
-  it('timeline lists every step with the event it sent', async () => {
+  it('timeline: { reference, events }, oldest first, with eventType, occurredAt, errorCode, errorMessage, status', async () => {
     const reference = await initialize();
+    await s.service.clock.advance(1_000);
     await sandbox(reference, 'open');
     await sandbox(reference, 'pay');
     await sandbox(reference, 'refund');
+    await sandbox(reference, 'complete-refund');
     const res = await s.call('GET', `/v1/transactions/${reference}/timeline`);
     expect(res.status).toBe(200);
-    const timeline = successEnvelope(timelineSchema).parse(res.json).data;
-    expect(timeline.entries.map((e) => [e.status, e.event])).toEqual([
-      ['pending', null],
-      ['processing', null],
-      ['completed', 'payment.success'],
-      ['refunding', 'payment.refunding'],
+    const timeline = timelineSchema.parse(res.json);
+    expect(timeline.reference).toBe(reference);
+    expect(timeline.events.map((e) => [e.eventType, e.status, e.errorCode, e.errorMessage])).toEqual([
+      ['session_created', 'pending', null, null],
+      ['checkout_opened', 'processing', null, null],
+      ['payment_completed', 'completed', null, null],
+      ['refund_initiated', 'refunding', null, null],
+      ['refund_completed', 'refunded', null, null],
     ]);
+    expect(Object.keys(res.json.events[0])).toEqual(['eventType', 'occurredAt', 'errorCode', 'errorMessage', 'status']);
+    expect(Date.parse(timeline.events[1]!.occurredAt) - Date.parse(timeline.events[0]!.occurredAt)).toBe(1_000);
+  });
+
+  it('timeline: a failure carries its errorCode (PAYMENT_FAILED by default) and message; cancel and reverse are named', async () => {
+    const failed = await initialize();
+    await sandbox(failed, 'fail');
+    const coded = await initialize();
+    await sandbox(coded, 'fail', { errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'no balance' });
+    const declined = await initialize();
+    await sandbox(declined, 'fail', { errorCode: 'PAYMENT_DECLINED' });
+    const last = async (reference: string) => (await s.call('GET', `/v1/transactions/${reference}/timeline`)).json.events.at(-1);
+    expect(await last(failed)).toMatchObject({ eventType: 'payment_failed', status: 'failed', errorCode: 'PAYMENT_FAILED', errorMessage: expect.stringMatching(/failed/) });
+    expect(await last(coded)).toMatchObject({ eventType: 'payment_failed', errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'no balance' });
+    expect(await last(declined)).toMatchObject({ errorCode: 'PAYMENT_DECLINED', errorMessage: expect.stringMatching(/declined/) });
+    const cancelled = await initialize();
+    await s.call('POST', `/v1/transactions/${cancelled}/cancel`);
+    expect(await last(cancelled)).toMatchObject({ eventType: 'payment_cancelled', status: 'cancelled', errorCode: null, errorMessage: null });
+    const reversed = await initialize();
+    await sandbox(reversed, 'pay');
+    await sandbox(reversed, 'reverse');
+    expect(await last(reversed)).toMatchObject({ eventType: 'payment_reversed', status: 'reversed', errorCode: null });
+    expectError(await sandbox(await initialize(), 'fail', { errorCode: 'lower case' }), 400, /^errorCode must/);
   });
 
   it('a per-transaction http:// callbackUrl is refused without --allow-http-callbacks', async () => {
@@ -185,7 +244,7 @@ describe('section 4: endpoints', () => {
     });
     expectError(res, 400, /https/);
     const ok = await s.call('POST', '/v1/transactions/initialize', { body: validInput({ callbackUrl: 'https://shop.example/webhooks' }) });
-    expect(ok.status).toBe(201);
+    expect(ok.status).toBe(200);
   });
 });
 
@@ -220,14 +279,14 @@ describe('section 5: authentication', () => {
     expectError(
       await s.call('POST', '/v1/transactions/initialize', { key: READ_ONLY_KEY, body: validInput() }),
       403,
-      /transactions:initialize/,
+      /^Missing transactions:initialize permission/,
     );
     expect((await s.call('GET', '/v1/transactions', { key: READ_ONLY_KEY })).status).toBe(200);
   });
 
   it('the key prefix selects the environment: live and sandbox never see each other', async () => {
     const live = await initialize({}, LIVE_KEY);
-    expect((await s.call('GET', `/v1/transactions/${live}`, { key: LIVE_KEY })).json.data.mode).toBe('live');
+    expect((await s.call('GET', `/v1/transactions/${live}`, { key: LIVE_KEY })).json.mode).toBe('live');
     expectError(await s.call('GET', `/v1/transactions/${live}`, { key: SANDBOX_KEY }), 404);
     expectError(await s.call('POST', `/_sandbox/transactions/${live}/pay`, { key: LIVE_KEY }), 403, /sandbox key/);
   });
@@ -248,7 +307,7 @@ describe('section 7: errors', () => {
       'amount must be at most 999999999.99',
     );
     const ok = await s.call('POST', '/v1/transactions/initialize', { body: validInput({ amount: '999999999.99' }) });
-    expect(ok.status).toBe(201);
+    expect(ok.status).toBe(200);
   });
 
   it('400: currencyCode not a supported ISO 4217 code', async () => {
@@ -285,7 +344,7 @@ describe('section 7: errors', () => {
 
   it('404: verify, cancel, retrieve and timeline of a reference not under the account', async () => {
     const other = await initialize({}, LIVE_KEY);
-    for (const reference of ['ref_unknown', other]) {
+    for (const reference of ['PAB12CD3420260813', 'ref_unknown', other]) {
       expectError(await s.call('GET', `/v1/transactions/${reference}/verify`), 404, /No transaction/);
       expectError(await s.call('POST', `/v1/transactions/${reference}/cancel`), 404, /No transaction/);
       expectError(await s.call('GET', `/v1/transactions/${reference}`), 404, /No transaction/);
@@ -304,62 +363,6 @@ describe('section 7: errors', () => {
     ]) {
       expectError(await s.call('POST', `/v1/transactions/${reference}/cancel`), 400, new RegExp(`status is ${status}.*pending or processing`));
     }
-  });
-
-  it('400: list with from after to', async () => {
-    expectError(await s.call('GET', '/v1/transactions?from=2025-02-01&to=2025-01-01'), 400, 'from must not be after to');
-  });
-
-  it('400: list range over 90 days (exactly 90 days passes)', async () => {
-    expectError(
-      await s.call('GET', '/v1/transactions?from=2025-01-01T00:00:00Z&to=2025-04-01T00:00:00.001Z'),
-      400,
-      'the range between from and to must not exceed 90 days',
-    );
-    expect((await s.call('GET', '/v1/transactions?from=2025-01-01T00:00:00Z&to=2025-04-01T00:00:00Z')).status).toBe(200);
-  });
-
-  it('400: list with a dates that are not dates', async () => {
-    expectError(await s.call('GET', '/v1/transactions?from=yesterday'), 400, /^from must be an ISO 8601/);
-  });
-
-  it('400: list currency not a valid three-letter ISO 4217 code', async () => {
-    for (const currency of ['EURO', 'eu1', 'usd', 'ZZZ']) {
-      expectError(await s.call('GET', `/v1/transactions?currency=${currency}`), 400, /^currency must be a three-letter ISO 4217 code/);
-    }
-    expect((await s.call('GET', '/v1/transactions?currency=EUR')).status).toBe(200);
-  });
-
-  it('400: list status not a recognised value', async () => {
-    expectError(await s.call('GET', '/v1/transactions?status=paid'), 400, /^status must be one of: pending, processing, completed/);
-  });
-
-  async function firstCursor(query = ''): Promise<string> {
-    await initialize();
-    await initialize();
-    const res = await s.call('GET', `/v1/transactions?limit=1${query}`);
-    expect(res.json.data.nextCursor).toEqual(expect.any(String));
-    return res.json.data.nextCursor;
-  }
-
-  it('400: list cursor tampered with or malformed', async () => {
-    const cursor = await firstCursor();
-    const [body, sig] = cursor.split('.') as [string, string];
-    const forged = Buffer.from(JSON.stringify({ p: 999, e: 4102444800000 })).toString('base64url');
-    for (const bad of [`${forged}.${sig}`, `${body}.${sig.slice(0, -2)}AA`, 'garbage', `${cursor}.x`]) {
-      expectError(await s.call('GET', `/v1/transactions?limit=1&cursor=${encodeURIComponent(bad)}`), 400, /^cursor is malformed/);
-    }
-    // A cursor is bound to its filters.
-    expectError(await s.call('GET', `/v1/transactions?limit=1&status=pending&cursor=${encodeURIComponent(cursor)}`), 400, /^cursor is malformed/);
-    expect((await s.call('GET', `/v1/transactions?limit=1&cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
-  });
-
-  it('400: list cursor expired after its 15-minute lifetime', async () => {
-    const cursor = await firstCursor();
-    await s.call('POST', '/_sandbox/clock/advance', { body: { ms: 14 * 60 * 1000 } });
-    expect((await s.call('GET', `/v1/transactions?limit=1&cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
-    await s.call('POST', '/_sandbox/clock/advance', { body: { ms: 60 * 1000 } });
-    expectError(await s.call('GET', `/v1/transactions?limit=1&cursor=${encodeURIComponent(cursor)}`), 400, /^cursor has expired/);
   });
 
   it('429 with Retry-After after 100 requests in 60 s for one key; another key is unaffected', async () => {
@@ -404,15 +407,23 @@ describe('sandbox control', () => {
     expectError(await sandbox(reference, 'explode'), 404, /Unknown sandbox action/);
     await sandbox(reference, 'pay');
     expectError(await sandbox(reference, 'pay'), 400);
-    expect((await sandbox(reference, 'refund')).json.data.status).toBe('refunding');
-    expect((await sandbox(reference, 'complete-refund')).json.data.status).toBe('refunded');
+    const refunding = await sandbox(reference, 'refund');
+    // Sandbox control answers the bare record too.
+    expect(transactionRecordSchema.parse(refunding.json)).toMatchObject({ reference, status: 'refunding' });
+    expect((await sandbox(reference, 'complete-refund')).json.status).toBe('refunded');
+    expect((await s.call('GET', '/_sandbox/clock')).json).toEqual({ now: expect.any(String) });
   });
 
-  it('sandbox test numbers: 251900000002 is paid at initialize, 251900000003 fails', async () => {
-    const paid = await initialize({ customerPhone: '0900000002' });
-    const failed = await initialize({ customerPhone: '0900000003' });
-    expect((await s.call('GET', `/v1/transactions/${paid}`)).json.data.status).toBe('completed');
-    expect((await s.call('GET', `/v1/transactions/${failed}`)).json.data.status).toBe('failed');
+  it('sandbox test numbers: 251900000010 is paid at initialize, 251900000011 fails', async () => {
+    const paid = await initialize({ customerPhone: '0900000010' });
+    const failed = await initialize({ customerPhone: '0900000011' });
+    expect((await s.call('GET', `/v1/transactions/${paid}`)).json).toMatchObject({ status: 'completed', paymentMethod: 'telebirr' });
+    expect((await s.call('GET', `/v1/transactions/${failed}`)).json.status).toBe('failed');
+    const events = (await s.call('GET', `/v1/transactions/${failed}/timeline`)).json.events as { eventType: string; errorCode: string | null }[];
+    expect(events.map((e) => [e.eventType, e.errorCode])).toEqual([
+      ['session_created', null],
+      ['payment_failed', 'PAYMENT_DECLINED'],
+    ]);
   });
 
   it('the clock endpoint validates its body', async () => {

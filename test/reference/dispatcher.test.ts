@@ -23,14 +23,14 @@ async function setup(answer?: Parameters<typeof receiver>[0], callbackUrl?: (r: 
 
 async function paid(s: Started, overrides: Record<string, unknown> = {}): Promise<string> {
   const init = await s.call('POST', '/v1/transactions/initialize', { body: validInput(overrides) });
-  expect(init.status).toBe(201);
-  const reference = init.json.data.reference as string;
+  expect(init.status).toBe(200);
+  const reference = init.json.reference as string;
   expect((await s.call('POST', `/_sandbox/transactions/${reference}/pay`)).status).toBe(200);
   return reference;
 }
 
 const deliveriesOf = async (s: Started, reference: string) =>
-  (await s.call('GET', `/_sandbox/deliveries?reference=${reference}`)).json.data as {
+  (await s.call('GET', `/_sandbox/deliveries?reference=${reference}`)).json as {
     id: string;
     event: string;
     state: string;
@@ -152,7 +152,7 @@ describe('webhook dispatcher on the virtual clock', () => {
 
   it('sends every event of section 6 with the payload of 2.1', async () => {
     const { r, s } = await setup();
-    const init = async () => (await s.call('POST', '/v1/transactions/initialize', { body: validInput() })).json.data.reference as string;
+    const init = async () => (await s.call('POST', '/v1/transactions/initialize', { body: validInput() })).json.reference as string;
     const act = (ref: string, action: string) => s.call('POST', `/_sandbox/transactions/${ref}/${action}`);
     const a = await init();
     await act(a, 'pay');
@@ -174,6 +174,24 @@ describe('webhook dispatcher on the virtual clock', () => {
         ['payment.reversed', 'reversed'],
       ]),
     );
+  });
+
+  it('the webhook payload keeps currency (not currencyCode); paymentMethod is null until the payment is made', async () => {
+    const { r, s } = await setup();
+    const init = await s.call('POST', '/v1/transactions/initialize', { body: validInput({ firstName: 'Abebe', lastName: 'Bikila', email: 'a@example.test' }) });
+    await s.call('POST', `/v1/transactions/${init.json.reference}/cancel`);
+    const reference = await paid(s, { currencyCode: 'USD' });
+    await s.service.clock.advance(0);
+    const [cancelled, success] = r.requests.map((q) => JSON.parse(q.body.toString()));
+    expect(cancelled).toMatchObject({ event: 'payment.cancelled', currency: 'ETB', paymentMethod: null, customer: { name: 'Abebe Bikila', email: 'a@example.test' } });
+    expect(success).toMatchObject({ event: 'payment.success', reference, currency: 'USD', paymentMethod: 'telebirr' });
+    for (const body of [cancelled, success]) {
+      expect(body).not.toHaveProperty('currencyCode');
+      expect(Object.keys(body)).toEqual([
+        'event', 'mode', 'reference', 'merchantReference', 'amount', 'serviceFee', 'currency', 'status', 'paymentMethod', 'customer', 'paidAt', 'createdAt',
+      ]);
+      expect(paymentEventSchema.safeParse(body).success).toBe(true);
+    }
   });
 
   it('a payhook core receiver accepts the deliveries, and runs a duplicated one once', async () => {
@@ -261,8 +279,8 @@ describe('sandbox faults', () => {
     expect(bad.status).toBe(400);
     expect(bad.json).toEqual({ status: 'error', data: { message: 'type must be one of: duplicate, drop, delay, reorder, fail' } });
     await s.call('POST', '/_sandbox/faults', { body: { type: 'drop', count: 3, reference: 'ref_x' } });
-    expect((await s.call('GET', '/_sandbox/faults')).json.data).toEqual([expect.objectContaining({ type: 'drop', remaining: 3, reference: 'ref_x' })]);
-    await s.call('DELETE', '/_sandbox/faults');
-    expect((await s.call('GET', '/_sandbox/faults', { key: SANDBOX_KEY })).json.data).toEqual([]);
+    expect((await s.call('GET', '/_sandbox/faults')).json).toEqual([expect.objectContaining({ type: 'drop', remaining: 3, reference: 'ref_x' })]);
+    expect((await s.call('DELETE', '/_sandbox/faults')).json).toEqual({ cleared: true });
+    expect((await s.call('GET', '/_sandbox/faults', { key: SANDBOX_KEY })).json).toEqual([]);
   });
 });

@@ -9,10 +9,12 @@ describe('in process, no port', () => {
     const { apiKey } = service.generated!;
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const res = await service.fetch(new Request('http://local/v1/transactions/initialize', { method: 'POST', headers, body }));
-    expect(res.status).toBe(201);
-    const { data } = await res.json();
+    expect(res.status).toBe(200);
+    const data = await res.json();
     expect(data.checkoutUrl).toBe(`https://pay.example.test/checkout/${data.reference}`);
-    expect(service.transactions()).toEqual([expect.objectContaining({ reference: data.reference, customer: expect.objectContaining({ phone: '251712345678' }) })]);
+    expect(service.transactions()).toEqual([
+      expect.objectContaining({ reference: data.reference, currencyCode: 'USD', customer: expect.objectContaining({ phone: '251712345678' }) }),
+    ]);
 
     const far = await service.fetch(new Request('http://local/v1/transactions', { headers }), { remoteAddress: '203.0.113.9' });
     expect(far.status).toBe(403);
@@ -31,6 +33,10 @@ describe('in process, no port', () => {
     expect(() =>
       createReferenceService({ merchants: [{ apiKeys: [{ key: 'sk_test_abcdefgh', permissions: ['everything' as never] }], webhookSecret: 's' }] }),
     ).toThrow(/unknown permission "everything"/);
+    expect(() =>
+      createReferenceService({ merchants: [{ apiKeys: [{ key: 'sk_test_abcdefgh', permissions: ['list_platform_payment_provider'] }], webhookSecret: 's' }] }),
+    ).not.toThrow();
+    expect(() => createReferenceService({ merchants: [{ apiKeys: [], webhookSecret: 's', providers: [] }] })).toThrow(/providers is empty/);
     expect(() => createReferenceService({ merchants: [{ apiKeys: [], ipWhitelist: ['nope'], webhookSecret: 's' }] })).toThrow(/ipWhitelist/);
   });
 });

@@ -66,7 +66,7 @@ describe('API keys are never stored or shown in plain text', () => {
       return res;
     };
     const init = await call('POST', '/v1/transactions/initialize', { body: validInput() });
-    const reference = init.json.data.reference as string;
+    const reference = init.json.reference as string;
     await call('POST', `/_sandbox/transactions/${reference}/pay`);
     await s.service.clock.advance(0);
     // Wrong, revoked, live-on-sandbox, near-miss, malformed and badly placed keys.
@@ -78,7 +78,7 @@ describe('API keys are never stored or shown in plain text', () => {
     await call('POST', '/_sandbox/faults', { key: LIVE_KEY, body: { type: 'drop' } });
     await call('POST', '/v1/transactions/initialize', { key: READ_ONLY_KEY, body: validInput() });
     const sandboxDeliveries = await call('GET', `/_sandbox/deliveries?reference=${reference}`);
-    expect(sandboxDeliveries.json.data).toHaveLength(1);
+    expect(sandboxDeliveries.json).toHaveLength(1);
     const dashboard = await (await fetch(`${s.url}/_dashboard`)).text();
     const detail = await (await fetch(`${s.url}/_dashboard/transactions/${reference}`)).text();
     expect(detail).toContain(reference);

@@ -12,12 +12,13 @@ const initialize = (key: string, body: Record<string, unknown>, apiKey?: string)
   s.call('POST', '/v1/transactions/initialize', { body, headers: { 'x-idempotency-key': key }, key: apiKey });
 
 describe('idempotency keys under concurrency, over real HTTP', () => {
-  it('50 concurrent initializations with one key make one transaction; every answer is the same 201', async () => {
+  it('50 concurrent initializations with one key make one transaction; every answer is the same 200', async () => {
     const body = validInput({ merchantReference: 'race-50' });
     const answers = await Promise.all(Array.from({ length: 50 }, () => initialize('race-key-50', body)));
-    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
-    const references = new Set(answers.map((a) => a.json.data.reference));
-    expect(references.size).toBe(1);
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+    // Byte-for-byte the same body: reference, checkoutUrl, status and expiresAt.
+    expect(new Set(answers.map((a) => JSON.stringify(a.json))).size).toBe(1);
+    expect(answers[0]!.json).toEqual({ reference: expect.stringMatching(/^P[0-9A-F]{8}\d{8}$/), checkoutUrl: expect.any(String), status: 'success', expiresAt: expect.any(String) });
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
     expect(s.service.transactions().filter((t) => t.merchantReference === 'race-50')).toHaveLength(1);
   });
@@ -27,7 +28,7 @@ describe('idempotency keys under concurrency, over real HTTP', () => {
     const first = await initialize('key-order', body);
     const reversed = Object.fromEntries(Object.entries(body).reverse());
     const again = await initialize('key-order', reversed);
-    expect([again.status, again.json.data.reference]).toEqual([201, first.json.data.reference]);
+    expect([again.status, again.json.reference]).toEqual([200, first.json.reference]);
   });
 
   it('one key with a different body gets 409 and creates nothing, also when 50 race with 2 bodies', async () => {
@@ -35,17 +36,17 @@ describe('idempotency keys under concurrency, over real HTTP', () => {
     const b = validInput({ merchantReference: 'conflict-b' });
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => initialize('race-conflict', i % 2 ? b : a)));
     const statuses = answers.map((r) => r.status);
-    // Whichever body came first owns the key: its 25 get 201, the other 25 get 409.
-    expect(statuses.filter((x) => x === 201)).toHaveLength(25);
+    // Whichever body came first owns the key: its 25 get 200, the other 25 get 409.
+    expect(statuses.filter((x) => x === 200)).toHaveLength(25);
     expect(statuses.filter((x) => x === 409)).toHaveLength(25);
-    const winners = answers.filter((r) => r.status === 201);
-    expect(new Set(winners.map((r) => r.json.data.reference)).size).toBe(1);
+    const winners = answers.filter((r) => r.status === 200);
+    expect(new Set(winners.map((r) => r.json.reference)).size).toBe(1);
     for (const r of answers.filter((x) => x.status === 409)) {
       expect(r.json).toEqual({ status: 'error', data: { message: expect.stringMatching(/already used with a different request body/) } });
     }
-    expect(s.service.transactions().filter((t) => t.merchantReference.startsWith('conflict-'))).toHaveLength(1);
+    expect(s.service.transactions().filter((t) => t.merchantReference?.startsWith('conflict-'))).toHaveLength(1);
     // An amount changed by one cent is a different body too.
-    const owner = winners[0]!.json.data.reference;
+    const owner = winners[0]!.json.reference;
     const ownerBody = s.service.transactions().find((t) => t.reference === owner)!.merchantReference === 'conflict-a' ? a : b;
     expect((await initialize('race-conflict', { ...ownerBody, amount: '100.01' })).status).toBe(409);
   });
@@ -55,10 +56,10 @@ describe('idempotency keys under concurrency, over real HTTP', () => {
     const body = validInput({ merchantReference: 'scoped' });
     const first = await initialize('scoped-key', body);
     const sameMerchant = await initialize('scoped-key', body, OTHER_KEY);
-    expect(sameMerchant.status, JSON.stringify(sameMerchant.json)).toBe(201);
-    expect(sameMerchant.json.data.reference).toBe(first.json.data.reference);
+    expect(sameMerchant.status, JSON.stringify(sameMerchant.json)).toBe(200);
+    expect(sameMerchant.json.reference).toBe(first.json.reference);
     const live = await initialize('scoped-key', body, 'sk_live_shop_live_key_0003');
-    expect(live.status).toBe(201);
-    expect(live.json.data.reference).not.toBe(first.json.data.reference);
+    expect(live.status).toBe(200);
+    expect(live.json.reference).not.toBe(first.json.reference);
   });
 });

@@ -37,9 +37,9 @@ export const API_MESSAGES = {
   email: 'email must be an email address',
   firstName: 'firstName must be a string of at most 100 characters',
   lastName: 'lastName must be a string of at most 100 characters',
-  returnUrl: 'returnUrl must be an absolute https:// URL (http:// is accepted for localhost only)',
+  returnUrl: 'returnUrl must be an absolute https:// URL (http:// only to a loopback host, on a service run with --allow-http-callbacks)',
   from: 'from must be an ISO 8601 date or date-time, such as 2025-01-31 or 2025-01-31T12:00:00.000Z',
-  to: 'to must be an ISO 8601 date or date-time, such as 2025-01-31 or 2025-01-31T12:00:00.000Z',
+  to: 'to must be an ISO 8601 date or date-time, such as 2025-01-31 (the whole day) or 2025-01-31T12:00:00.000Z',
   fromAfterTo: 'from must not be after to',
   rangeTooLong: 'the range between from and to must not exceed 90 days',
   currency: 'currency must be a three-letter ISO 4217 code in upper case, such as ETB',
@@ -165,8 +165,9 @@ export const customerSchema = z.looseObject({
 /**
  * A transaction as verify, retrieve and list return it, bare, in the SDKs' shape (go-sdk types.go
  * `Transaction`, `VerifiedPayment`): `currencyCode`, not the webhook's `currency`. The service
- * always sends `reference`, `status`, `amount`, `currencyCode` and `createdAt`; the rest may be
- * null or absent (retrieve and list carry less than verify). The reference service also sends
+ * always sends `reference`, `status`, `amount` and `createdAt`; the rest may be null or absent
+ * (retrieve and list carry less than verify, and the Go SDK's recorded verify receipt has no
+ * `currencyCode`). The reference service also sends
  * `mode`, `checkoutUrl`, `updatedAt` and `expiresAt`; other extra fields pass through.
  */
 export const transactionRecordSchema = z.looseObject({
@@ -175,7 +176,7 @@ export const transactionRecordSchema = z.looseObject({
   status: z.enum(TRANSACTION_STATUSES),
   amount: z.string(),
   serviceFee: nullable(z.string()),
-  currencyCode: z.string(),
+  currencyCode: nullable(z.string()),
   paymentMethod: nullable(z.string()),
   customer: nullable(customerSchema),
   paidAt: nullable(z.string()),
@@ -244,11 +245,23 @@ export const PROVIDER_PERMISSIONS = {
   getAll: 'get_platform_payment_provider',
 } as const;
 
+/** The query parameters the list accepts, each at most once. */
+export const LIST_QUERY_PARAMS = ['from', 'to', 'currency', 'status', 'cursor'] as const;
+
+/** The 400 messages for a list parameter the service does not take, or one given twice. */
+export const LIST_PARAM_MESSAGES = {
+  unknown: (name: string) =>
+    `${name} is not a list parameter: remove it; the list accepts ${LIST_QUERY_PARAMS.join(', ')} (the page size is fixed at ${PAGE_SIZE})`,
+  repeated: (name: string) => `${name} is given more than once: send each of ${LIST_QUERY_PARAMS.join(', ')} at most once`,
+} as const;
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 const dateTime = (text: string) =>
   z
     .string(message(text))
-    .refine((value) => /^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(value) && !Number.isNaN(Date.parse(value)), message(text))
-    .transform((value) => new Date(value));
+    .refine((value) => /^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(value) && !Number.isNaN(Date.parse(value)), message(text));
 
 const isIsoCurrency = (code: string): boolean => {
   if (!/^[A-Z]{3}$/.test(code)) return false;
@@ -256,22 +269,37 @@ const isIsoCurrency = (code: string): boolean => {
   return known ? known.includes(code) : true;
 };
 
-/** The list query (section 4), with the rules of section 7. The cursor is checked by the service. */
+/** The last millisecond `to` covers: a date-only `to` (`2026-08-31`) covers that whole day, to 23:59:59.999Z. */
+const endOf = (to: string): number => Date.parse(to) + (DATE_ONLY.test(to) ? DAY_MS - 1 : 0);
+
+/**
+ * The list query (section 4), with the rules of section 7. `from` and `to` are inclusive; a
+ * date-only `from` starts at 00:00:00.000Z, a date-only `to` ends at 23:59:59.999Z. The 90-day rule
+ * counts between the values as written (`from=2025-01-01&to=2025-04-01` passes). A parameter that
+ * is not one of LIST_QUERY_PARAMS is a 400 naming it. The cursor is checked by the service.
+ */
 export const listQuerySchema = z
-  .object({
-    from: dateTime(API_MESSAGES.from).optional(),
-    to: dateTime(API_MESSAGES.to).optional(),
-    currency: z.string(message(API_MESSAGES.currency)).refine(isIsoCurrency, message(API_MESSAGES.currency)).optional(),
-    status: z.enum(TRANSACTION_STATUSES, message(API_MESSAGES.status)).optional(),
-    cursor: z.string(message(API_MESSAGES.cursor)).min(1, message(API_MESSAGES.cursor)).optional(),
-  })
+  .strictObject(
+    {
+      from: dateTime(API_MESSAGES.from).optional(),
+      to: dateTime(API_MESSAGES.to).optional(),
+      currency: z.string(message(API_MESSAGES.currency)).refine(isIsoCurrency, message(API_MESSAGES.currency)).optional(),
+      status: z.enum(TRANSACTION_STATUSES, message(API_MESSAGES.status)).optional(),
+      cursor: z.string(message(API_MESSAGES.cursor)).min(1, message(API_MESSAGES.cursor)).optional(),
+    },
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? LIST_PARAM_MESSAGES.unknown(issue.keys[0] ?? '') : undefined) },
+  )
   .superRefine((q, ctx) => {
-    if (!q.from || !q.to) return;
-    if (q.from.getTime() > q.to.getTime()) ctx.addIssue({ code: 'custom', message: API_MESSAGES.fromAfterTo });
-    else if (q.to.getTime() - q.from.getTime() > MAX_LIST_RANGE_MS) {
-      ctx.addIssue({ code: 'custom', message: API_MESSAGES.rangeTooLong });
-    }
-  });
+    if (q.from === undefined || q.to === undefined) return;
+    const from = Date.parse(q.from);
+    if (from > endOf(q.to)) ctx.addIssue({ code: 'custom', message: API_MESSAGES.fromAfterTo });
+    else if (Date.parse(q.to) - from > MAX_LIST_RANGE_MS) ctx.addIssue({ code: 'custom', message: API_MESSAGES.rangeTooLong });
+  })
+  .transform(({ from, to, ...rest }) => ({
+    ...rest,
+    from: from === undefined ? undefined : new Date(Date.parse(from)),
+    to: to === undefined ? undefined : new Date(endOf(to)),
+  }));
 /** The list query as sent (strings, as in a URL). */
 export type ListQueryInput = z.input<typeof listQuerySchema>;
 export type ListQuery = z.output<typeof listQuerySchema>;

@@ -6,7 +6,7 @@ import type { IdempotencyStore } from './idempotency.js';
 import type { MerchantRegistry } from './merchants.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { TransactionStore, Transaction } from './transactions.js';
-import type { Action } from './transitions.js';
+import type { Action, TransitionDetails } from './transitions.js';
 
 /** Everything a route handler can reach: one service's state and settings. */
 export interface ServiceContext {
@@ -21,6 +21,6 @@ export interface ServiceContext {
   allowHttpCallbacks: boolean;
   /** Origin used in checkout URLs; default: the origin the request came to. */
   publicUrl: string | undefined;
-  /** Move a transaction and send the event the move emits. */
-  move(tx: Transaction, action: Action, details?: { note?: string; paymentMethod?: string }): { ok: true } | { ok: false; message: string };
+  /** Move a transaction and send the event the move emits; `details` (error code and message too) go on the timeline. */
+  move(tx: Transaction, action: Action, details?: TransitionDetails): { ok: true } | { ok: false; message: string };
 }

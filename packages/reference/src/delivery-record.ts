@@ -12,7 +12,12 @@ export interface DeliveryAttempt {
   durationMs: number;
   /** Why the attempt failed; null when it succeeded. */
   error: string | null;
+  /** The start of the receiver's answer (at most RESPONSE_BODY_LIMIT bytes, as UTF-8), or null when none came. */
+  responseBody?: string | null;
 }
+
+/** How much of a receiver's answer an attempt keeps. */
+export const RESPONSE_BODY_LIMIT = 2048;
 
 /**
  * - `pending`: the first attempt is running or waiting (a `delay` fault);
@@ -36,6 +41,8 @@ export interface Delivery {
   createdAt: string;
   /** Set on the extra copies a `duplicate` fault makes. */
   duplicateOf: string | null;
+  /** Set on a delivery made by resending another (dashboard, `POST /_sandbox/deliveries/:id/resend`). */
+  resendOf?: string | null;
   /** Why the delivery was never attempted (no callback URL, refused URL), else null. */
   error: string | null;
   /** The exact bytes sent, and their signature header. */

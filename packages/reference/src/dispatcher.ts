@@ -1,10 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
-import { paymentEventSchema, sign, type PaymentEventName } from '@payhook/core';
+import { paymentEventSchema, sign, SIGNATURE_HEADER, type PaymentEventName } from '@payhook/core';
 import { attemptError } from './attempt-error.js';
 import { callbackUrlProblem, resolveCallbackTarget, type CallbackLookup } from './callback-url.js';
 import type { Clock } from './clock.js';
-import type { Delivery, DeliveryFilter } from './delivery-record.js';
+import type { Delivery, DeliveryAttempt, DeliveryFilter } from './delivery-record.js';
 import type { FaultRule, Faults } from './faults.js';
 import type { Merchant } from './merchants.js';
 import { postToPinnedAddress, type Agents } from './pinned-post.js';
@@ -19,16 +19,26 @@ export interface Dispatcher {
   send(merchant: Merchant, tx: Transaction, event: PaymentEventName): Delivery[];
   /** Deliveries, oldest first. */
   list(filter?: DeliveryFilter): Delivery[];
+  /** Deliver the same bytes again, as a new delivery (`resendOf` names the first); undefined for an unknown id. */
+  resend(id: string): Delivery | undefined;
+  /** Take back deliveries saved earlier (a state file): retries that were due are scheduled again. */
+  restore(saved: Delivery[]): void;
 }
 
 export interface DispatcherOptions {
   clock: Clock;
   faults: Faults;
   allowHttpCallbacks: boolean;
+  /** The header deliveries are signed in, lower case. Default `x-service-signature` (the interface's); ePay's is `x-epay-signature`. */
+  signatureHeader?: string;
   /** Report failures the service cannot answer with an HTTP status. Default: nothing. */
   onError?: (error: unknown) => void;
   /** Resolves callback host names before each attempt (every address is checked). Default: the system resolver. */
   lookup?: CallbackLookup;
+  /** Called once each attempt is recorded (the CLI's live log). */
+  onAttempt?: (delivery: Delivery, attempt: DeliveryAttempt) => void;
+  /** Called whenever a delivery was recorded or changed (the CLI's state file). */
+  onChange?: () => void;
 }
 
 /**
@@ -42,6 +52,7 @@ export interface DispatcherOptions {
  */
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { clock, faults } = options;
+  const signatureHeader = options.signatureHeader ?? SIGNATURE_HEADER;
   const deliveries: Delivery[] = [];
   // Keep-alive pools, so a busy receiver is not paid a new connection (or TLS handshake) per delivery.
   const agents: Agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
@@ -49,32 +60,46 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let n = 0;
   const iso = (ms: number) => new Date(ms).toISOString();
 
-  function record(merchant: Merchant, tx: Transaction, event: PaymentEventName, body: string, duplicateOf: string | null): Delivery {
-    const url = tx.callbackUrl ?? merchant.callbackUrl ?? null;
+  const changed = () => {
+    try {
+      options.onChange?.();
+    } catch (e) {
+      options.onError?.(e);
+    }
+  };
+
+  function record(
+    from: Pick<Delivery, 'merchantId' | 'mode' | 'reference' | 'event' | 'url' | 'body' | 'signature'>,
+    copy: { duplicateOf?: string; resendOf?: string } = {},
+  ): Delivery {
+    const { url } = from;
     const problem = url === null ? 'No callback URL: set one for the merchant or pass callbackUrl at initialize.' : callbackUrlProblem(url, options.allowHttpCallbacks);
     const d: Delivery = {
       id: `dlv_${++n}`,
-      merchantId: merchant.id,
-      mode: tx.mode,
-      reference: tx.reference,
-      event,
+      merchantId: from.merchantId,
+      mode: from.mode,
+      reference: from.reference,
+      event: from.event,
       url,
       state: problem ? 'failed' : 'pending',
       attempts: [],
       nextAttemptAt: null,
       createdAt: iso(clock.now()),
-      duplicateOf,
+      duplicateOf: copy.duplicateOf ?? null,
+      resendOf: copy.resendOf ?? null,
       error: problem,
-      body,
-      signature: sign(body, merchant.webhookSecret),
+      body: from.body,
+      signature: from.signature,
     };
     deliveries.push(d);
+    changed();
     return d;
   }
 
   /** Record an attempt's outcome, then deliver, fail for good, or schedule the next attempt. */
-  function settle(d: Delivery, number: number, startedAt: number, status: number | null, error: string | null, then?: () => void): void {
-    d.attempts.push({ number, at: iso(startedAt), status, durationMs: clock.now() - startedAt, error });
+  function settle(d: Delivery, number: number, startedAt: number, status: number | null, error: string | null, then?: () => void, responseBody: string | null = null): DeliveryAttempt {
+    const a: DeliveryAttempt = { number, at: iso(startedAt), status, durationMs: clock.now() - startedAt, error, responseBody };
+    d.attempts.push(a);
     if (error === null) d.state = 'delivered';
     else if (number >= MAX_ATTEMPTS) d.state = 'failed';
     else {
@@ -86,10 +111,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       });
     }
     try {
+      options.onAttempt?.(d, a);
+    } catch (e) {
+      options.onError?.(e);
+    }
+    changed();
+    try {
       then?.();
     } catch (e) {
       options.onError?.(e);
     }
+    return a;
   }
 
   /** Run one attempt; `then` runs once it is recorded (used to send held deliveries in order). */
@@ -110,11 +142,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const work = (async () => {
       let status: number | null = null;
       let error: string | null = null;
+      // The body may come before or after the attempt is recorded.
+      const body: { text: string | null; attempt?: DeliveryAttempt } = { text: null };
+      const onBody = (text: string) => {
+        body.text = text;
+        if (body.attempt) {
+          body.attempt.responseBody = text;
+          changed();
+        }
+      };
       try {
         // Resolved and checked now, at every attempt, and connected to that very address.
         const target = await resolveCallbackTarget(d.url!, { allowLoopback: options.allowHttpCallbacks, lookup: options.lookup });
         if (!target.ok) throw new RefusedTarget(target.problem);
-        status = await postToPinnedAddress(target, d, controller.signal, agents);
+        status = await postToPinnedAddress(target, d, signatureHeader, controller.signal, agents, onBody);
         error = attemptError({ kind: 'answered', status });
       } catch (e) {
         error = attemptError(
@@ -126,7 +167,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         );
       }
       stopTimer();
-      settle(d, number, startedAt, status, error, then);
+      body.attempt = settle(d, number, startedAt, status, error, then, body.text);
     })().catch((e) => options.onError?.(e));
     void clock.track(work, deadline);
   }
@@ -165,14 +206,41 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       // A payload that fails the schema is a bug in the service, never something to send.
       paymentEventSchema.parse(payload);
       const body = JSON.stringify(payload);
-      const first = record(merchant, tx, event, body, null);
+      const from = {
+        merchantId: merchant.id,
+        mode: tx.mode,
+        reference: tx.reference,
+        event,
+        url: tx.callbackUrl ?? merchant.callbackUrl ?? null,
+        body,
+        signature: sign(body, merchant.webhookSecret),
+      };
+      const first = record(from);
       const sent = [first];
       const duplicate = first.state === 'failed' ? undefined : faults.take(first, ['duplicate']);
-      for (let i = 0; i < (duplicate?.times ?? 0); i++) sent.push(record(merchant, tx, event, body, first.id));
+      for (let i = 0; i < (duplicate?.times ?? 0); i++) sent.push(record(from, { duplicateOf: first.id }));
       start(first);
       // Copies skip the other faults: one rule, one effect.
       for (const copy of sent.slice(1)) attempt(copy);
       return sent;
+    },
+    resend(id) {
+      const original = deliveries.find((d) => d.id === id);
+      if (!original) return undefined;
+      const copy = record(original, { resendOf: original.id });
+      start(copy);
+      return copy;
+    },
+    restore(saved) {
+      for (const d of saved) {
+        deliveries.push(d);
+        n = Math.max(n, Number(/^dlv_(\d+)$/.exec(d.id)?.[1] ?? 0));
+      }
+      for (const d of saved) {
+        // An attempt cut short by the restart is lost: it runs again, as the next attempt.
+        const due = d.nextAttemptAt === null ? clock.now() : Math.max(clock.now(), Date.parse(d.nextAttemptAt));
+        if (d.state === 'retrying' || d.state === 'pending') clock.at(due, () => attempt(d));
+      }
     },
     list(filter = {}) {
       return deliveries.filter(

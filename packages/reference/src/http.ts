@@ -1,4 +1,5 @@
 import { readBodyLimited } from '@payhook/core/adapter';
+
 /** A failure that becomes the error envelope of 2.4. Route handlers throw it; the service answers it. */
 export class ApiError extends Error {
   constructor(
@@ -13,9 +14,14 @@ export class ApiError extends Error {
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 
-/** `{"status":"success","data":…}` with `status` (200 unless told). */
-export function success(data: unknown, status = 200): Response {
-  return new Response(JSON.stringify({ status: 'success', data }), { status, headers: JSON_TYPE });
+/** A bare JSON body with `status` (200 unless told): successes carry no envelope, as the SDKs read them. */
+export function json(data: unknown, status = 200): Response {
+  return new Response(JSON.stringify(data), { status, headers: JSON_TYPE });
+}
+
+/** 204 with no body (cancel). */
+export function noContent(): Response {
+  return new Response(null, { status: 204 });
 }
 
 /** `{"status":"error","data":{"message":…}}`, the envelope of every failure. */

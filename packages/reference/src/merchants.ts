@@ -1,12 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
+import { PROVIDER_PERMISSIONS } from '@payhook/core/api';
+import { PAYMENT_METHODS, type PaymentMethod } from './transactions.js';
 
-/** What a key may do. Retrieve, list and timeline need `transactions:read`. */
+/**
+ * What a key may do. Retrieve, list and timeline need `transactions:read`; the provider endpoints
+ * need the permissions the SDKs name (`list_platform_payment_provider`, `get_platform_payment_provider`).
+ */
 export const PERMISSIONS = [
   'transactions:initialize',
   'transactions:verify',
   'transactions:cancel',
   'transactions:read',
+  PROVIDER_PERMISSIONS.list,
+  PROVIDER_PERMISSIONS.getAll,
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -38,8 +45,10 @@ export interface MerchantConfig {
   webhookSecret: string;
   /** Global callback URL; a transaction's own `callbackUrl` wins over it. */
   callbackUrl?: string;
-  /** Whether the account has an active payment source; without one initialize answers 404. Default true. */
+  /** Whether the account has an active payment source; without one initialize answers 404 and no provider is enabled. Default true. */
   paymentSourceActive?: boolean;
+  /** The provider codes enabled for the account (PAYMENT_METHODS). Default: all of them. */
+  providers?: PaymentMethod[];
 }
 
 export interface Merchant {
@@ -48,6 +57,8 @@ export interface Merchant {
   webhookSecret: string;
   callbackUrl: string | undefined;
   paymentSourceActive: boolean;
+  /** Enabled provider codes: none without an active payment source. */
+  providers: ReadonlySet<PaymentMethod>;
   /** Whether a client address may call the API. */
   allows(address: string): boolean;
 }
@@ -147,12 +158,22 @@ export function createMerchantRegistry(configs: MerchantConfig[]): MerchantRegis
     if (typeof config.webhookSecret !== 'string' || config.webhookSecret.length === 0) {
       throw new TypeError(`[@payhook/reference] merchant ${id} needs a webhookSecret (a non-empty string); generate one with generateWebhookSecret().`);
     }
+    for (const code of config.providers ?? []) {
+      if (!(PAYMENT_METHODS as readonly string[]).includes(code)) {
+        throw new TypeError(`[@payhook/reference] merchant ${id}: unknown provider "${code}"; use ${PAYMENT_METHODS.join(', ')}.`);
+      }
+    }
+    if (config.providers?.length === 0) {
+      throw new TypeError(`[@payhook/reference] merchant ${id}: providers is empty; list at least one provider, or set paymentSourceActive: false.`);
+    }
+    const paymentSourceActive = config.paymentSourceActive ?? true;
     const merchant: Merchant = {
       id,
       name: config.name ?? id,
       webhookSecret: config.webhookSecret,
       callbackUrl: config.callbackUrl,
-      paymentSourceActive: config.paymentSourceActive ?? true,
+      paymentSourceActive,
+      providers: new Set(paymentSourceActive ? (config.providers ?? PAYMENT_METHODS) : []),
       allows: whitelist(config.ipWhitelist ?? ['127.0.0.1', '::1'], id),
     };
     byId.set(id, merchant);

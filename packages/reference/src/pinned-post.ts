@@ -1,9 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { SIGNATURE_HEADER } from '@payhook/core';
 import type { CallbackTarget } from './callback-url.js';
-import type { Delivery } from './delivery-record.js';
+import { RESPONSE_BODY_LIMIT, type Delivery } from './delivery-record.js';
 
 /** The keep-alive pools the dispatcher reuses across attempts. */
 export interface Agents {
@@ -14,17 +13,20 @@ export interface Agents {
 /**
  * POST the delivery to the checked address only: the socket connects to `target.address` whatever
  * a second resolution of the name would say, while the Host header and TLS name stay the URL's.
- * Redirects are not followed. Resolves with the status once the answer's head has come.
+ * Redirects are not followed. Resolves with the status once the answer's head has come; `onBody`
+ * gets the start of the answer's body (at most RESPONSE_BODY_LIMIT bytes) once it has come, later.
  *
  * @example
  * const target = await resolveCallbackTarget(delivery.url, { allowLoopback: false });
- * if (target.ok) status = await postToPinnedAddress(target, delivery, controller.signal, agents);
+ * if (target.ok) status = await postToPinnedAddress(target, delivery, 'x-service-signature', controller.signal, agents);
  */
 export function postToPinnedAddress(
   target: Extract<CallbackTarget, { ok: true }>,
   d: Delivery,
+  signatureHeader: string,
   signal: AbortSignal,
   agents: Agents,
+  onBody?: (text: string) => void,
 ): Promise<number> {
   const { url, address, family } = target;
   const pinned: LookupFunction = (_hostname, opts, callback) => {
@@ -40,7 +42,7 @@ export function postToPinnedAddress(
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(d.body),
-          [SIGNATURE_HEADER]: d.signature,
+          [signatureHeader]: d.signature,
           'user-agent': 'payhook-reference',
         },
         agent: tls ? agents.https : agents.http,
@@ -48,8 +50,22 @@ export function postToPinnedAddress(
         signal,
       },
       (res) => {
-        // The body is not needed; draining it keeps the connection reusable.
-        res.resume();
+        // Keep the start of the body (shown on the dashboard), drain the rest: the connection stays reusable.
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let told = false;
+        const tell = () => {
+          if (told) return;
+          told = true;
+          onBody?.(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'));
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (size >= RESPONSE_BODY_LIMIT) return;
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= RESPONSE_BODY_LIMIT) tell();
+        });
+        res.on('end', tell);
         res.on('error', () => {});
         resolve(res.statusCode ?? 0);
       },

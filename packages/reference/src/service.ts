@@ -1,9 +1,9 @@
-import type { TransactionRecord } from '@payhook/core';
+import { signatureHeaderName, type TransactionRecord } from '@payhook/core';
 import { callbackUrlProblem } from './callback-url.js';
 import { createClock, type Clock, type ClockMode } from './clock.js';
 import type { ServiceContext } from './context.js';
 import { createCursorCodec } from './cursor.js';
-import type { Delivery, DeliveryFilter } from './delivery-record.js';
+import type { Delivery, DeliveryAttempt, DeliveryFilter } from './delivery-record.js';
 import { createDispatcher } from './dispatcher.js';
 import { createFaults } from './faults.js';
 import { ApiError, failure } from './http.js';
@@ -20,11 +20,13 @@ import {
 import { checkoutRoutes } from './pages/checkout.js';
 import { dashboardRoutes } from './pages/dashboard.js';
 import { createRateLimiter } from './rate-limit.js';
+import { deliveryRoutes } from './routes/deliveries.js';
 import { createRouter, type RouteRequest } from './router.js';
+import { providerRoutes } from './routes/providers.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { transactionRoutes } from './routes/transactions.js';
 import { listen, type ListenOptions, type RunningServer } from './server.js';
-import { createTransactionStore, toRecord } from './transactions.js';
+import { createTransactionStore, toRecord, type Transaction } from './transactions.js';
 import { applyTransition } from './transitions.js';
 
 export interface ReferenceServiceOptions {
@@ -34,6 +36,11 @@ export interface ReferenceServiceOptions {
   clock?: ClockMode | Clock;
   /** Allow plain-http callback URLs to loopback hosts (development only). Default false. */
   allowHttpCallbacks?: boolean;
+  /**
+   * The header webhooks are signed in. Default `X-Service-Signature`, the interface's; `X-Epay-Signature`
+   * sends them as the real service, ePay, does.
+   */
+  signatureHeader?: string;
   /** Origin for checkout URLs, e.g. `https://pay.example.test`. Default: the origin each request came to. */
   publicUrl?: string;
   /** HMAC key of list cursors. Default: random per service. */
@@ -46,6 +53,18 @@ export interface ReferenceServiceOptions {
   rateLimit?: { limit?: number; windowMs?: number };
   /** Called with unexpected errors (a 500, a delivery bug). Default: `console.error`. */
   onError?: (error: unknown) => void;
+  /** Called once each delivery attempt is recorded (the CLI's live log). */
+  onDeliveryAttempt?: (delivery: Delivery, attempt: DeliveryAttempt) => void;
+  /** Called after anything `snapshot()` holds changed: a transaction made or moved, a delivery recorded or attempted. */
+  onChange?: () => void;
+  /** Start from a state saved earlier with `snapshot()` (the CLI's `--state` file). */
+  state?: ReferenceState;
+}
+
+/** The transactions and deliveries of a service, as plain JSON-able data (`serve --state`). */
+export interface ReferenceState {
+  transactions: Transaction[];
+  deliveries: Delivery[];
 }
 
 export interface ReferenceService {
@@ -64,6 +83,8 @@ export interface ReferenceService {
   deliveries(filter?: DeliveryFilter): Delivery[];
   /** Every transaction, newest first. */
   transactions(): TransactionRecord[];
+  /** The transactions and deliveries as they are kept, for `state` of a later service (live objects: serialize at once). */
+  snapshot(): ReferenceState;
   /** Serve over HTTP (node:http). */
   listen(options?: ListenOptions): Promise<RunningServer>;
   /** Stop the clock's timers; scheduled retries never run. */
@@ -99,12 +120,31 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
   const onError = options.onError ?? ((error: unknown) => console.error('[@payhook/reference]', error));
   const rate = { limit: options.rateLimit?.limit ?? 100, windowMs: options.rateLimit?.windowMs ?? 60_000 };
   const faults = createFaults();
-  const dispatcher = createDispatcher({ clock, faults, allowHttpCallbacks, onError });
+  // Read out of `options` here: a closure over `options` would keep the merchants' plain API keys alive.
+  const onChange = options.onChange;
+  const changed = () => {
+    try {
+      onChange?.();
+    } catch (error) {
+      onError(error);
+    }
+  };
+  const signatureHeader = headerOption(options.signatureHeader);
+  const dispatcher = createDispatcher({ clock, faults, allowHttpCallbacks, signatureHeader, onError, onAttempt: options.onDeliveryAttempt, onChange: changed });
+  const store = createTransactionStore(options.state?.transactions);
+  if (options.state) dispatcher.restore(options.state.deliveries);
 
   const ctx: ServiceContext = {
     clock,
     merchants,
-    transactions: createTransactionStore(),
+    transactions: {
+      ...store,
+      create(input, checkoutUrl) {
+        const tx = store.create(input, checkoutUrl);
+        changed();
+        return tx;
+      },
+    },
     dispatcher,
     faults,
     idempotency: createIdempotencyStore({ windowMs: options.idempotencyWindowMs, now }),
@@ -112,16 +152,18 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     limiter: createRateLimiter({ ...rate, now }),
     allowHttpCallbacks,
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
+    // Passes `details` through whole: the checkout page's error codes (INVALID_OTP, …) reach the timeline.
     move(tx, action, details) {
       const moved = applyTransition(tx, action, clock.now(), details);
       if (!moved.ok) return moved;
       const merchant = merchants.get(tx.merchantId);
       if (moved.event && merchant) dispatcher.send(merchant, tx, moved.event);
+      changed();
       return { ok: true };
     },
   };
 
-  const route = createRouter([...transactionRoutes, ...sandboxRoutes, ...checkoutRoutes, ...dashboardRoutes]);
+  const route = createRouter([...transactionRoutes, ...providerRoutes, ...sandboxRoutes, ...deliveryRoutes, ...checkoutRoutes, ...dashboardRoutes]);
 
   async function handle(request: Request, remoteAddress: string): Promise<Response> {
     const url = new URL(request.url);
@@ -129,7 +171,7 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     if (match.kind === 'not-found') {
       const version = /^\/(v\d+)(?:\/|$)/.exec(url.pathname)?.[1];
       if (version && version !== 'v1') throw new ApiError(404, `Unknown API version ${version}: this service speaks /v1.`);
-      throw new ApiError(404, `No route for ${request.method} ${url.pathname}: see the endpoints under /v1/transactions.`);
+      throw new ApiError(404, `No route for ${request.method} ${url.pathname}: see the endpoints under /v1/transactions and /v1/payment-providers.`);
     }
     if (match.kind === 'method-not-allowed') {
       throw new ApiError(405, `${request.method} is not allowed on ${url.pathname}: use ${match.allow.join(' or ')}.`, {
@@ -161,7 +203,8 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
         }
       }
       if (r.permission && !auth.permissions.has(r.permission)) {
-        throw new ApiError(403, `This API key lacks the ${r.permission} permission: use a key that holds it.`);
+        // "Missing <permission> permission", as the service words it (go-sdk client_test.go TestAMissingPermissionIsPermissionDenied).
+        throw new ApiError(403, `Missing ${r.permission} permission: use an API key that holds it.`);
       }
       req.caller = auth;
     }
@@ -186,8 +229,18 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     },
     deliveries: (filter) => dispatcher.list(filter),
     transactions: () => ctx.transactions.all().map(toRecord),
+    snapshot: () => ({ transactions: ctx.transactions.all().reverse(), deliveries: dispatcher.list() }),
     listen: (opts) => listen(service, opts),
     close: () => clock.close(),
   };
   return service;
+}
+
+/** The `signatureHeader` option, lower case; a value that is not a header name is the caller's mistake, named as ours. */
+function headerOption(name: unknown): string {
+  try {
+    return signatureHeaderName(name);
+  } catch (error) {
+    throw new TypeError((error as Error).message.replace('[@payhook/core]', '[@payhook/reference]'));
+  }
 }

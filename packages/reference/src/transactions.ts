@@ -1,7 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import type { PaymentEvent, PaymentEventName, TransactionRecord, TransactionStatus } from '@payhook/core';
-import type { TimelineEntry } from '@payhook/core/api';
 import type { Mode } from './merchants.js';
+
+/** The payment providers a customer can pay with, by code (go-sdk types.go `ProviderItem`). */
+export const PAYMENT_METHODS = ['telebirr', 'cbe_birr', 'mpesa', 'awash_bank'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+
+/** The provider catalogue of the provider endpoints; the same in sandbox and live. */
+export const PROVIDER_CATALOGUE: readonly { providerCode: PaymentMethod; providerName: string; providerCategory: string; flowCode: string }[] = [
+  { providerCode: 'telebirr', providerName: 'Telebirr', providerCategory: 'mobile_money', flowCode: 'ussd' },
+  { providerCode: 'cbe_birr', providerName: 'CBE Birr', providerCategory: 'mobile_money', flowCode: 'mobile_banking' },
+  { providerCode: 'mpesa', providerName: 'M-PESA', providerCategory: 'mobile_money', flowCode: 'ussd' },
+  { providerCode: 'awash_bank', providerName: 'Awash Bank', providerCategory: 'bank', flowCode: 'mobile_banking' },
+];
+
+/** One step of a transaction's life, as the timeline endpoint sends it (go-sdk types.go `TimelineEvent`). */
+export interface TimelineEntry {
+  /** `session_created`, `checkout_opened`, `payment_completed`, `payment_failed`, … */
+  eventType: string;
+  occurredAt: string;
+  /** Set on failures (`PAYMENT_FAILED`, `INVALID_OTP`, …), else null. */
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** The status after the step. */
+  status: TransactionStatus;
+}
+
+/** How long a checkout session lasts after initialize. */
+export const CHECKOUT_SESSION_MS = 60 * 60 * 1000;
 
 /** A transaction as the service keeps it. */
 export interface Transaction {
@@ -15,18 +41,26 @@ export interface Transaction {
   serviceFee: string;
   currency: string;
   status: TransactionStatus;
-  /** Empty until the customer picks a method at checkout. */
-  paymentMethod: string;
+  /** Null until the customer pays or fails at checkout (or sandbox control says how). */
+  paymentMethod: string | null;
   customer: { name: string; email: string; phone: string };
   callbackUrl: string | undefined;
+  /** Where checkout sends the customer back to, if the merchant gave one. */
+  returnUrl: string | undefined;
   checkoutUrl: string;
   createdAt: number;
   updatedAt: number;
+  /** When the checkout session ends: createdAt + CHECKOUT_SESSION_MS. */
+  expiresAt: number;
   paidAt: number | null;
   timeline: TimelineEntry[];
 }
 
-export type NewTransaction = Omit<Transaction, 'seq' | 'reference' | 'status' | 'paymentMethod' | 'checkoutUrl' | 'updatedAt' | 'paidAt' | 'timeline'>;
+/** What `create` needs; the store sets the rest. */
+export type NewTransaction = Omit<
+  Transaction,
+  'seq' | 'reference' | 'status' | 'paymentMethod' | 'returnUrl' | 'checkoutUrl' | 'updatedAt' | 'expiresAt' | 'paidAt' | 'timeline'
+> & { returnUrl?: string };
 
 export interface ListFilter {
   merchantId: string;
@@ -54,27 +88,43 @@ export interface TransactionStore {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
+ * A reference in the service's format: `P`, 8 upper-case hex digits, then the creation date
+ * `yyyymmdd` (UTC, service clock), as go-sdk types.go `InitializedPayment` documents it.
+ *
+ * @example
+ * newReference(Date.parse('2026-08-13T10:00:00Z')); // 'PAB12CD3420260813'
+ */
+export function newReference(createdAt: number): string {
+  return `P${randomBytes(4).toString('hex').toUpperCase()}${iso(createdAt).slice(0, 10).replaceAll('-', '')}`;
+}
+
+/**
  * The transactions of every merchant, in memory.
  *
  * @example
  * const tx = store.create(input, (ref) => `${origin}/checkout/${ref}`);
  */
-export function createTransactionStore(): TransactionStore {
-  const byReference = new Map<string, Transaction>();
-  let seq = 0;
+export function createTransactionStore(saved: readonly Transaction[] = []): TransactionStore {
+  // Transactions saved earlier (`serve --state`) keep their numbers; new ones follow them, so list pages stay in creation order across a restart.
+  const byReference = new Map<string, Transaction>(saved.map((tx) => [tx.reference, tx]));
+  let seq = saved.reduce((max, tx) => Math.max(max, tx.seq), 0);
   return {
     create(input, checkoutUrl) {
-      const reference = `ref_${randomBytes(12).toString('base64url')}`;
+      let reference = newReference(input.createdAt);
+      // 2^32 per day: a collision is rare, but a second transaction must never replace the first.
+      while (byReference.has(reference)) reference = newReference(input.createdAt);
       const tx: Transaction = {
         ...input,
+        returnUrl: input.returnUrl,
         seq: ++seq,
         reference,
         status: 'pending',
-        paymentMethod: '',
+        paymentMethod: null,
         checkoutUrl: checkoutUrl(reference),
         updatedAt: input.createdAt,
+        expiresAt: input.createdAt + CHECKOUT_SESSION_MS,
         paidAt: null,
-        timeline: [{ at: iso(input.createdAt), status: 'pending', event: null, description: 'Transaction initialized' }],
+        timeline: [{ eventType: 'session_created', occurredAt: iso(input.createdAt), errorCode: null, errorMessage: null, status: 'pending' }],
       };
       byReference.set(reference, tx);
       return tx;
@@ -103,9 +153,37 @@ export function createTransactionStore(): TransactionStore {
   };
 }
 
-/** The fields of 2.1 that every webhook payload and every API record share. */
-function payloadFields(tx: Transaction) {
+/**
+ * The record that verify, retrieve and list return, in the SDKs' shape (go-sdk types.go
+ * `VerifiedPayment`, `Transaction`): `currencyCode`, `paymentMethod` null until known, plus
+ * `mode`, `checkoutUrl`, `updatedAt` and `expiresAt`.
+ */
+export function toRecord(tx: Transaction): TransactionRecord {
   return {
+    reference: tx.reference,
+    merchantReference: tx.merchantReference,
+    status: tx.status,
+    amount: tx.amount,
+    serviceFee: tx.serviceFee,
+    currencyCode: tx.currency,
+    paymentMethod: tx.paymentMethod,
+    customer: { ...tx.customer },
+    paidAt: tx.paidAt === null ? null : iso(tx.paidAt),
+    createdAt: iso(tx.createdAt),
+    mode: tx.mode,
+    checkoutUrl: tx.checkoutUrl,
+    updatedAt: iso(tx.updatedAt),
+    expiresAt: iso(tx.expiresAt),
+  };
+}
+
+/**
+ * The webhook payload of 2.1: `currency` (not `currencyCode`), and `paymentMethod` null while
+ * unknown (go-sdk types.go `WebhookEvent` models it as nullable).
+ */
+export function toPayload<E extends PaymentEventName>(tx: Transaction, event: E): PaymentEvent<E> {
+  return {
+    event,
     mode: tx.mode,
     reference: tx.reference,
     merchantReference: tx.merchantReference,
@@ -117,18 +195,5 @@ function payloadFields(tx: Transaction) {
     customer: { ...tx.customer },
     paidAt: tx.paidAt === null ? null : iso(tx.paidAt),
     createdAt: iso(tx.createdAt),
-  };
+  } as PaymentEvent<E>;
 }
-
-/** The record that verify, cancel, retrieve and list return: the payload without `event`, plus two fields. */
-export function toRecord(tx: Transaction): TransactionRecord {
-  return { ...payloadFields(tx), checkoutUrl: tx.checkoutUrl, updatedAt: iso(tx.updatedAt) };
-}
-
-/** The webhook payload of 2.1. */
-export function toPayload<E extends PaymentEventName>(tx: Transaction, event: E): PaymentEvent<E> {
-  return { event, ...payloadFields(tx) } as PaymentEvent<E>;
-}
-
-/** Payment methods offered at checkout. */
-export const PAYMENT_METHODS = ['telebirr', 'cbebirr', 'mpesa', 'card'] as const;

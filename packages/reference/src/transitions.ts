@@ -5,19 +5,55 @@ import type { Transaction } from './transactions.js';
 export { isAction, TRANSITIONS, type Action } from '@payhook/core';
 
 /**
- * Move `tx` by `action` at time `now`: status, `paidAt`, `updatedAt` and the timeline. Returns the
- * event to send (null for none), or the 400 message when the move is not allowed from the
- * current status.
+ * The timeline's name for each move, snake_case as the SDKs show them (go-sdk types.go
+ * `TimelineEvent`: `session_created`, `payment_failed`). Initialize records `session_created`.
+ */
+export const TIMELINE_EVENT_TYPES = {
+  open: 'checkout_opened',
+  pay: 'payment_completed',
+  fail: 'payment_failed',
+  cancel: 'payment_cancelled',
+  refund: 'refund_initiated',
+  'complete-refund': 'refund_completed',
+  reverse: 'payment_reversed',
+} as const satisfies Record<Action, string>;
+
+/** What a move may carry besides the action. */
+export interface TransitionDetails {
+  /** The payment method used, kept on `pay` and `fail`. */
+  paymentMethod?: string;
+  /** Why the step happened, recorded on the timeline entry (`INVALID_OTP`, `OTP_EXPIRED`, `PAYMENT_DECLINED`, …). */
+  errorCode?: string;
+  errorMessage?: string;
+  /** Who moved it (`sandbox control`, `at checkout`): goes into a failure's default errorMessage. */
+  note?: string;
+}
+
+/** A `fail` without an error code gets this one. */
+export const DEFAULT_FAILURE_CODE = 'PAYMENT_FAILED';
+
+const DEFAULT_MESSAGES: Record<string, string> = {
+  PAYMENT_FAILED: 'The payment attempt failed',
+  INVALID_OTP: 'The one-time password was wrong',
+  OTP_EXPIRED: 'The one-time password expired',
+  PAYMENT_DECLINED: 'The provider declined the payment',
+};
+
+/**
+ * Move `tx` by `action` at time `now`: status, `paymentMethod`, `paidAt`, `updatedAt` and a
+ * timeline entry. Returns the event to send (null for none), or the 400 message when the move is
+ * not allowed from the current status. A `fail` always carries an error code (default
+ * `PAYMENT_FAILED`) and a message.
  *
  * @example
- * const moved = applyTransition(tx, 'pay', clock.now());
+ * const moved = applyTransition(tx, 'fail', clock.now(), { errorCode: 'INVALID_OTP' });
  * if (!moved.ok) throw new ApiError(400, moved.message);
  */
 export function applyTransition(
   tx: Transaction,
   action: Action,
   now: number,
-  details: { note?: string; paymentMethod?: string } = {},
+  details: TransitionDetails = {},
 ): { ok: true; event: PaymentEventName | null } | { ok: false; message: string } {
   const t = TRANSITIONS[action];
   if (!(t.from as readonly string[]).includes(tx.status)) {
@@ -30,11 +66,12 @@ export function applyTransition(
   if (details.paymentMethod && (action === 'pay' || action === 'fail')) tx.paymentMethod = details.paymentMethod;
   tx.updatedAt = now;
   if (t.to === 'completed') tx.paidAt = now;
-  tx.timeline.push({
-    at: new Date(now).toISOString(),
-    status: t.to,
-    event: t.event,
-    description: details.note ? `${t.description} (${details.note})` : t.description,
-  });
+  const errorCode = details.errorCode ?? (action === 'fail' ? DEFAULT_FAILURE_CODE : null);
+  let errorMessage = details.errorMessage ?? null;
+  if (errorCode !== null && errorMessage === null) {
+    const text = DEFAULT_MESSAGES[errorCode] ?? t.description;
+    errorMessage = details.note ? `${text} (${details.note})` : text;
+  }
+  tx.timeline.push({ eventType: TIMELINE_EVENT_TYPES[action], occurredAt: new Date(now).toISOString(), errorCode, errorMessage, status: t.to });
   return { ok: true, event: t.event };
 }

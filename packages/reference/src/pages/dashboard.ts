@@ -1,14 +1,14 @@
-import { ApiError } from '../http.js';
+import { isLoopback } from '../merchants.js';
+import { readText } from '../http.js';
 import type { Route, RouteRequest } from '../router.js';
-import { html, page } from './html.js';
-
-const link = (reference: string) => `/_dashboard/transactions/${encodeURIComponent(reference)}`;
+import { allowedActions, DASHBOARD_ACTIONS, detailPage, transactionPath, type DashboardAction } from './dashboard-detail.js';
+import { errorPage, html, page, seeOther } from './html.js';
 
 function overview({ ctx }: RouteRequest): Response {
   const rows = ctx.transactions.all().map((tx) => {
     const deliveries = ctx.dispatcher.list({ reference: tx.reference });
     return html`<tr>
-<td><a href="${link(tx.reference)}">${tx.reference}</a></td><td>${tx.merchantId}</td><td>${tx.mode}</td>
+<td><a href="${transactionPath(tx.reference)}">${tx.reference}</a></td><td>${tx.merchantId}</td><td>${tx.mode}</td>
 <td>${tx.merchantReference}</td><td>${tx.amount} ${tx.currency}</td><td class="status">${tx.status}</td>
 <td>${new Date(tx.createdAt).toISOString()}</td><td>${deliveries.map((d) => `${d.event}: ${d.state}`).join(', ')}</td></tr>`;
   });
@@ -18,29 +18,57 @@ function overview({ ctx }: RouteRequest): Response {
   return page('payhook reference: dashboard', body);
 }
 
+const back = html`<a href="/_dashboard">Back to the dashboard</a>`;
+
 function detail({ ctx, params }: RouteRequest): Response {
   const tx = ctx.transactions.find(params.reference!);
-  if (!tx) throw new ApiError(404, `No transaction ${params.reference}: pick one from /_dashboard.`);
-  const timeline = tx.timeline.map(
-    (e) => html`<tr><td>${e.at}</td><td>${e.status}</td><td>${e.event ?? ''}</td><td>${e.description}</td></tr>`,
-  );
-  const deliveries = ctx.dispatcher.list({ reference: tx.reference }).map(
-    (d) => html`<section class="delivery" id="${d.id}"><h3>${d.event} → <code>${d.url ?? 'no callback URL'}</code>: <span class="state">${d.state}</span></h3>
-${d.error ? html`<p>${d.error}</p>` : ''}${d.duplicateOf ? html`<p>Duplicate of ${d.duplicateOf}</p>` : ''}${d.nextAttemptAt ? html`<p>Next attempt at ${d.nextAttemptAt}</p>` : ''}
-<table><thead><tr><th>Attempt</th><th>At</th><th>Status</th><th>Duration (ms)</th><th>Error</th></tr></thead>
-<tbody>${d.attempts.map((a) => html`<tr class="attempt"><td>${a.number}</td><td>${a.at}</td><td>${a.status ?? '—'}</td><td>${a.durationMs}</td><td>${a.error ?? ''}</td></tr>`)}</tbody></table></section>`,
-  );
-  const body = html`<p><a href="/_dashboard">← all transactions</a></p>
-<h1>${tx.reference}</h1>
-<p>${tx.merchantId} · ${tx.mode} · order <code>${tx.merchantReference}</code> · ${tx.amount} ${tx.currency} (fee ${tx.serviceFee}) · phone ${tx.customer.phone}</p>
-<p>Status: <span class="status" id="status">${tx.status}</span>${tx.paymentMethod ? ` · paid with ${tx.paymentMethod}` : ''}</p>
-<h2>Timeline</h2><table id="timeline"><thead><tr><th>At</th><th>Status</th><th>Event</th><th>What</th></tr></thead><tbody>${timeline}</tbody></table>
-<h2>Deliveries</h2>${deliveries.length ? deliveries : html`<p>No deliveries.</p>`}`;
-  return page(`payhook reference: ${tx.reference}`, body);
+  if (!tx) return errorPage(404, 'Transaction not found', html`No transaction ${params.reference}. ${back}`);
+  return detailPage(ctx, tx);
 }
 
-/** The dashboard: every transaction, its timeline and every delivery attempt (loopback clients only). */
+/**
+ * Refuse a form post another site could have made (CSRF) or that came through a name rebound to
+ * this machine (DNS rebinding): the page's host must be a loopback name or address, and a browser's
+ * Origin (or Sec-Fetch-Site) must be this very origin. Clients that send neither (curl) pass.
+ */
+function foreignPost({ request, url }: RouteRequest): Response | null {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const origin = request.headers.get('origin');
+  const site = request.headers.get('sec-fetch-site');
+  const local = host === 'localhost' || host.endsWith('.localhost') || isLoopback(host);
+  if (local && (origin === null || origin === url.origin) && (site === null || site === 'same-origin' || site === 'none')) return null;
+  return errorPage(403, 'Refused', html`Dashboard actions are taken from the dashboard itself, opened at a loopback address (such as http://127.0.0.1). ${back}`);
+}
+
+async function act(req: RouteRequest): Promise<Response> {
+  const refused = foreignPost(req);
+  if (refused) return refused;
+  await readText(req.request, 4096);
+  const { ctx, params } = req;
+  const tx = ctx.transactions.find(params.reference!);
+  if (!tx) return errorPage(404, 'Transaction not found', html`No transaction ${params.reference}. ${back}`);
+  const action = params.action as DashboardAction;
+  if (!(DASHBOARD_ACTIONS as readonly string[]).includes(action) || !allowedActions(tx).includes(action)) {
+    return errorPage(400, 'Action refused', html`${action} is not allowed for ${tx.reference} (${tx.mode}, ${tx.status}). <a href="${transactionPath(tx.reference)}">Back to the transaction</a>`);
+  }
+  const moved = ctx.move(tx, action, { note: 'from the dashboard' });
+  if (!moved.ok) return errorPage(400, 'Action refused', html`${moved.message} <a href="${transactionPath(tx.reference)}">Back to the transaction</a>`);
+  return seeOther(transactionPath(tx.reference));
+}
+
+async function resend(req: RouteRequest): Promise<Response> {
+  const refused = foreignPost(req);
+  if (refused) return refused;
+  await readText(req.request, 4096);
+  const copy = req.ctx.dispatcher.resend(req.params.id!);
+  if (!copy) return errorPage(404, 'Delivery not found', html`No delivery ${req.params.id}. ${back}`);
+  return seeOther(`${transactionPath(copy.reference)}#${encodeURIComponent(copy.id)}`);
+}
+
+/** The dashboard: every transaction, its timeline, the moves allowed now, and every delivery attempt with Resend (loopback clients only). */
 export const dashboardRoutes: Route[] = [
   { method: 'GET', path: '/_dashboard', access: 'local', handle: overview },
   { method: 'GET', path: '/_dashboard/transactions/:reference', access: 'local', handle: detail },
+  { method: 'POST', path: '/_dashboard/transactions/:reference/:action', access: 'local', handle: act },
+  { method: 'POST', path: '/_dashboard/deliveries/:id/resend', access: 'local', handle: resend },
 ];

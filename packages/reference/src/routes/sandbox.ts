@@ -1,12 +1,17 @@
 import { z } from 'zod';
 import { faultInputSchema } from '../faults.js';
-import { ApiError, invalid, readJson, success } from '../http.js';
+import { ApiError, invalid, json, readJson } from '../http.js';
 import type { Route, RouteRequest } from '../router.js';
 import { PAYMENT_METHODS, toRecord } from '../transactions.js';
 import { isAction, TRANSITIONS } from '../transitions.js';
 
 const actionBodySchema = z.object({
   paymentMethod: z.enum(PAYMENT_METHODS, { error: `paymentMethod must be one of: ${PAYMENT_METHODS.join(', ')}` }).optional(),
+  errorCode: z
+    .string({ error: 'errorCode must be a string, such as "INSUFFICIENT_FUNDS"' })
+    .regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'errorCode must be upper-case letters, digits and underscores, such as "INSUFFICIENT_FUNDS"')
+    .optional(),
+  errorMessage: z.string({ error: 'errorMessage must be a string' }).max(500, 'errorMessage must be at most 500 characters').optional(),
 });
 
 const advanceSchema = z.object({
@@ -27,37 +32,38 @@ async function move(req: RouteRequest): Promise<Response> {
   if (!body.success) throw invalid(body.error);
   const tx = ctx.transactions.get(caller.merchant.id, 'sandbox', params.reference!);
   if (!tx) throw new ApiError(404, `No sandbox transaction ${params.reference} under this account: check the reference.`);
-  const paymentMethod = body.data.paymentMethod ?? (tx.paymentMethod || 'telebirr');
-  const moved = ctx.move(tx, action, { note: 'sandbox control', paymentMethod });
+  const { errorCode, errorMessage } = body.data;
+  const paymentMethod = body.data.paymentMethod ?? tx.paymentMethod ?? 'telebirr';
+  const moved = ctx.move(tx, action, { note: 'sandbox control', paymentMethod, errorCode, errorMessage });
   if (!moved.ok) throw new ApiError(400, moved.message);
-  return success(toRecord(tx));
+  return json(toRecord(tx));
 }
 
 function deliveries({ ctx, caller, url }: RouteRequest): Response {
   const reference = url.searchParams.get('reference') ?? undefined;
-  return success(ctx.dispatcher.list({ merchantId: caller.merchant.id, mode: 'sandbox', reference }));
+  return json(ctx.dispatcher.list({ merchantId: caller.merchant.id, mode: 'sandbox', reference }));
 }
 
 async function advance({ ctx, request }: RouteRequest): Promise<Response> {
   const body = advanceSchema.safeParse(await readJson(request));
   if (!body.success) throw invalid(body.error);
   await ctx.clock.advance(body.data.ms);
-  return success({ now: new Date(ctx.clock.now()).toISOString() });
+  return json({ now: new Date(ctx.clock.now()).toISOString() });
 }
 
 async function addFault({ ctx, caller, request }: RouteRequest): Promise<Response> {
   const body = faultInputSchema.safeParse(await readJson(request));
   if (!body.success) throw invalid(body.error);
-  return success(ctx.faults.add(caller.merchant.id, body.data), 201);
+  return json(ctx.faults.add(caller.merchant.id, body.data), 201);
 }
 
-/** Sandbox control (sandbox keys only): move transactions, read deliveries, the clock, faults. */
+/** Sandbox control (sandbox keys only): move transactions, read deliveries, the clock, faults. Bodies are bare, like /v1's. */
 export const sandboxRoutes: Route[] = [
   { method: 'POST', path: '/_sandbox/transactions/:reference/:action', access: 'sandbox', handle: move },
   { method: 'GET', path: '/_sandbox/deliveries', access: 'sandbox', handle: deliveries },
-  { method: 'GET', path: '/_sandbox/clock', access: 'sandbox', handle: ({ ctx }) => success({ now: new Date(ctx.clock.now()).toISOString() }) },
+  { method: 'GET', path: '/_sandbox/clock', access: 'sandbox', handle: ({ ctx }) => json({ now: new Date(ctx.clock.now()).toISOString() }) },
   { method: 'POST', path: '/_sandbox/clock/advance', access: 'sandbox', handle: advance },
-  { method: 'GET', path: '/_sandbox/faults', access: 'sandbox', handle: ({ ctx, caller }) => success(ctx.faults.list(caller.merchant.id)) },
+  { method: 'GET', path: '/_sandbox/faults', access: 'sandbox', handle: ({ ctx, caller }) => json(ctx.faults.list(caller.merchant.id)) },
   { method: 'POST', path: '/_sandbox/faults', access: 'sandbox', handle: addFault },
   {
     method: 'DELETE',
@@ -65,7 +71,7 @@ export const sandboxRoutes: Route[] = [
     access: 'sandbox',
     handle: ({ ctx, caller }) => {
       ctx.faults.clear(caller.merchant.id);
-      return success({ cleared: true });
+      return json({ cleared: true });
     },
   },
 ];

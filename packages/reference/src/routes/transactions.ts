@@ -1,15 +1,17 @@
+import { isIP } from 'node:net';
 import {
   API_MESSAGES,
-  DEFAULT_PAGE_SIZE,
   initializeInputSchema,
+  LIST_PARAM_MESSAGES,
   listQuerySchema,
+  PAGE_SIZE,
   serviceFeeFor,
   type InitializeResult,
   type ListPage,
   type Timeline,
 } from '@payhook/core/api';
-import { callbackUrlProblem } from '../callback-url.js';
-import { ApiError, invalid, readJson, success } from '../http.js';
+import { callbackUrlProblem, classifyAddress } from '../callback-url.js';
+import { ApiError, invalid, json, noContent, readJson } from '../http.js';
 import { canonicalJson } from '../idempotency.js';
 import type { Route, RouteRequest } from '../router.js';
 import { actionAtInitialize } from '../scenarios.js';
@@ -27,6 +29,19 @@ function transactionOf({ ctx, caller, params }: RouteRequest): Transaction {
     );
   }
   return tx;
+}
+
+/**
+ * Whether checkout may send the customer back to `value`: https, or http to a loopback host when
+ * the service runs with `allowHttpCallbacks`. A browser follows it, not the service, so private
+ * addresses are fine here (no SSRF).
+ */
+function returnUrlAllowed(value: string, allowHttp: boolean): boolean {
+  const url = new URL(value);
+  if (url.protocol === 'https:') return true;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const loopback = host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && classifyAddress(host) === 'loopback');
+  return url.protocol === 'http:' && allowHttp && loopback;
 }
 
 async function initialize(req: RouteRequest): Promise<Response> {
@@ -58,6 +73,9 @@ async function initialize(req: RouteRequest): Promise<Response> {
     const problem = callbackUrlProblem(input.callbackUrl, ctx.allowHttpCallbacks);
     if (problem) throw new ApiError(400, problem);
   }
+  if (input.returnUrl !== undefined && !returnUrlAllowed(input.returnUrl, ctx.allowHttpCallbacks)) {
+    throw new ApiError(400, API_MESSAGES.returnUrl);
+  }
   const origin = ctx.publicUrl ?? url.origin;
   const tx = ctx.transactions.create(
     {
@@ -67,18 +85,28 @@ async function initialize(req: RouteRequest): Promise<Response> {
       amount: input.amount,
       serviceFee: serviceFeeFor(input.amount),
       currency: input.currencyCode,
-      customer: { name: input.customerName ?? '', email: input.customerEmail ?? '', phone: input.customerPhone },
+      customer: {
+        name: `${input.firstName ?? ''} ${input.lastName ?? ''}`.trim(),
+        email: input.email ?? '',
+        phone: input.customerPhone,
+      },
       callbackUrl: input.callbackUrl,
+      returnUrl: input.returnUrl,
       createdAt: ctx.clock.now(),
     },
     (reference) => `${origin}/checkout/${reference}`,
   );
   const scenario = actionAtInitialize(tx.mode, input.customerPhone);
-  if (scenario) ctx.move(tx, scenario, { note: 'sandbox test number', paymentMethod: 'telebirr' });
-  const result: InitializeResult = { reference: tx.reference, checkoutUrl: tx.checkoutUrl };
-  const response = success(result, 201);
-  if (key !== null) ctx.idempotency.save(scope, key, fingerprint, { status: 201, body: JSON.stringify({ status: 'success', data: result }) });
-  return response;
+  if (scenario) ctx.move(tx, scenario.action, { note: 'sandbox test number', paymentMethod: 'telebirr', errorCode: scenario.errorCode });
+  // 200, bare, as both SDKs' recorded initialize responses are (go-sdk client_test.go sessionJSON).
+  const result: InitializeResult = {
+    reference: tx.reference,
+    checkoutUrl: tx.checkoutUrl,
+    status: 'success',
+    expiresAt: new Date(tx.expiresAt).toISOString(),
+  };
+  if (key !== null) ctx.idempotency.save(scope, key, fingerprint, { status: 200, body: JSON.stringify(result) });
+  return json(result);
 }
 
 function verify(req: RouteRequest): Response {
@@ -86,23 +114,32 @@ function verify(req: RouteRequest): Response {
   if (tx.status !== 'completed') {
     throw new ApiError(400, `Transaction ${tx.reference} is ${tx.status}, not completed: verify succeeds only once the payment has completed.`);
   }
-  return success(toRecord(tx));
+  return json(toRecord(tx));
 }
 
 function cancel(req: RouteRequest): Response {
   const tx = transactionOf(req);
-  const moved = req.ctx.move(tx, 'cancel', { note: 'via the API' });
+  const moved = req.ctx.move(tx, 'cancel');
   if (!moved.ok) throw new ApiError(400, moved.message);
-  return success(toRecord(tx));
+  return noContent();
+}
+
+/** The query as one value per name; a parameter given twice is a 400 naming it. */
+function queryOf(url: URL): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) {
+    if (Object.hasOwn(query, name)) throw new ApiError(400, LIST_PARAM_MESSAGES.repeated(name));
+    query[name] = value;
+  }
+  return query;
 }
 
 function list({ ctx, caller, url }: RouteRequest): Response {
-  const parsed = listQuerySchema.safeParse(Object.fromEntries(url.searchParams));
+  const parsed = listQuerySchema.safeParse(queryOf(url));
   if (!parsed.success) throw invalid(parsed.error);
   const q = parsed.data;
-  const limit = q.limit ?? DEFAULT_PAGE_SIZE;
   // A cursor is only good for the query that made it.
-  const binding = [caller.merchant.id, caller.mode, q.from?.toISOString(), q.to?.toISOString(), q.currency, q.status, limit].join('|');
+  const binding = [caller.merchant.id, caller.mode, q.from?.toISOString(), q.to?.toISOString(), q.currency, q.status].join('|');
   let before: number | undefined;
   if (q.cursor !== undefined) {
     const decoded = ctx.cursors.decode(q.cursor, binding);
@@ -117,23 +154,21 @@ function list({ ctx, caller, url }: RouteRequest): Response {
     currency: q.currency,
     status: q.status,
     before,
-    limit,
+    limit: PAGE_SIZE,
   });
-  const page: ListPage = {
-    items: items.map(toRecord),
-    nextCursor: more ? ctx.cursors.encode(items[items.length - 1]!.seq, binding) : null,
-  };
-  return success(page);
+  const nextCursor = more ? ctx.cursors.encode(items[items.length - 1]!.seq, binding) : null;
+  const page: ListPage = { data: items.map(toRecord), nextCursor, hasMore: nextCursor !== null };
+  return json(page);
 }
 
 function retrieve(req: RouteRequest): Response {
-  return success(toRecord(transactionOf(req)));
+  return json(toRecord(transactionOf(req)));
 }
 
 function timeline(req: RouteRequest): Response {
   const tx = transactionOf(req);
-  const data: Timeline = { reference: tx.reference, entries: tx.timeline };
-  return success(data);
+  const data: Timeline = { reference: tx.reference, events: tx.timeline.map((entry) => ({ ...entry })) };
+  return json(data);
 }
 
 /** The six endpoints of section 4, under `/v1` (section 9). */

@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import { generateApiKey, generateWebhookSecret, hashKey, type ApiKeyConfig, type MerchantConfig } from '../merchants.js';
+import type { StateFile } from '../state.js';
+import { UsageError } from './common.js';
+
+export interface ConfigFile {
+  merchants?: MerchantConfig[];
+  allowHttpCallbacks?: boolean;
+  publicUrl?: string;
+}
+
+export interface ServeFlags {
+  'api-key'?: string[];
+  'webhook-secret'?: string;
+  'callback-url'?: string;
+  config?: string;
+  state?: string;
+}
+
+const mask = (secret: string) => `${secret.slice(0, 8)}…${secret.slice(-4)} (given; not shown)`;
+
+export function readConfig(file: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the config file ${file} (${(error as Error).message}); check the path.`);
+  }
+  let parsed: ConfigFile;
+  try {
+    parsed = JSON.parse(text) as ConfigFile;
+  } catch (error) {
+    throw new UsageError(`${file} is not valid JSON (${(error as Error).message}).`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || (parsed.merchants !== undefined && !Array.isArray(parsed.merchants))) {
+    throw new UsageError(`${file} must hold a JSON object whose "merchants" is a list.`);
+  }
+  return parsed;
+}
+
+/** A key as a state file keeps it: its sha256 digest and mode, never the key. */
+function digested(k: ApiKeyConfig): ApiKeyConfig {
+  if (k.key === undefined) return k;
+  const { key, ...rest } = k;
+  return { ...rest, sha256: hashKey(key), mode: key.startsWith('sk_test_') ? 'sandbox' : 'live' };
+}
+
+const isSandbox = (k: ApiKeyConfig) => (k.key ?? '').startsWith('sk_test_') || k.mode === 'sandbox';
+
+/**
+ * The merchants `serve` runs with, and the banner lines about their credentials. From a state
+ * file when one was saved (flags add keys or set the callback URL), else from --config and the
+ * flags, with a sandbox key and a webhook secret generated when none is given (printed once).
+ * With --state, keys are kept as sha256 digests only.
+ */
+export function setupMerchants(flags: ServeFlags, config: ConfigFile, saved: StateFile | null): { merchants: MerchantConfig[]; shown: string[] } {
+  const shown: string[] = [];
+  const keys = flags['api-key'] ?? [];
+  for (const key of keys) {
+    if (!/^sk_(test|live)_[A-Za-z0-9_-]{8,}$/.test(key)) {
+      throw new UsageError('--api-key: an API key must look like sk_test_… (sandbox) or sk_live_… (live) with at least 8 more characters of A-Z, a-z, 0-9, _ or -.');
+    }
+  }
+  let merchants: MerchantConfig[];
+  if (saved) {
+    if (flags.config) {
+      throw new UsageError(`--config cannot be used with the existing state file ${flags.state}: its merchants come from that file. Drop --config, or pass a new --state file.`);
+    }
+    merchants = saved.merchants.map((m) => ({ ...m, apiKeys: [...m.apiKeys] }));
+    const first = merchants[0]!;
+    if (flags['webhook-secret'] && flags['webhook-secret'] !== first.webhookSecret) {
+      throw new UsageError(`--webhook-secret differs from the secret kept in ${flags.state}: drop the flag, or pass a new --state file.`);
+    }
+    const known = new Set(first.apiKeys.map((k) => k.sha256));
+    for (const key of keys) if (!known.has(hashKey(key))) first.apiKeys.push({ key });
+    if (keys.length === 0) shown.push(`  sandbox key     kept in the state file as a sha256 digest: use the key printed when it was generated`);
+    shown.push(`  webhook secret  ${first.webhookSecret.slice(0, 8)}… (kept in the state file)`);
+  } else {
+    merchants = config.merchants?.length ? config.merchants.map((m) => ({ ...m })) : [];
+    if (merchants.length === 0) merchants.push({ id: 'default', apiKeys: [], webhookSecret: '' });
+    const first = merchants[0]!;
+    first.apiKeys = [...(first.apiKeys ?? []), ...keys.map((key) => ({ key }))];
+    if (!first.apiKeys.some(isSandbox)) {
+      const key = generateApiKey('sandbox');
+      first.apiKeys.push({ key });
+      shown.push(`  sandbox key     ${key}${flags.state ? '  (shown once: the state file keeps only its sha256 digest)' : ''}`);
+    }
+    if (flags['webhook-secret']) {
+      first.webhookSecret = flags['webhook-secret'];
+      shown.push(`  webhook secret  ${mask(first.webhookSecret)}`);
+    } else if (!first.webhookSecret) {
+      first.webhookSecret = generateWebhookSecret();
+      shown.push(`  webhook secret  ${first.webhookSecret}`);
+    } else {
+      shown.push(`  webhook secret  ${mask(first.webhookSecret)}`);
+    }
+  }
+  for (const key of keys) if (key.startsWith('sk_test_')) shown.unshift(`  sandbox key     ${mask(key)}`);
+  if (flags['callback-url']) merchants[0]!.callbackUrl = flags['callback-url'];
+  if (flags.state) for (const m of merchants) m.apiKeys = (m.apiKeys ?? []).map(digested);
+  return { merchants, shown };
+}

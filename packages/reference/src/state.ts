@@ -1,0 +1,158 @@
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { TRANSACTION_STATUSES } from '@payhook/core';
+import { z } from 'zod';
+import type { Delivery } from './delivery-record.js';
+import type { MerchantConfig } from './merchants.js';
+import type { ReferenceState } from './service.js';
+import type { Transaction } from './transactions.js';
+
+/** What `serve --state <file>` keeps: merchants (keys as sha256 digests), transactions, deliveries, the clock's lead. */
+export interface StateFile extends ReferenceState {
+  merchants: MerchantConfig[];
+  /** How far the service clock ran ahead of the wall clock (sandbox clock advances). */
+  clockOffsetMs: number;
+}
+
+const FORMAT = 'payhook-reference-state';
+const VERSION = 1;
+
+const savedKey = z.looseObject({
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'an API key is kept as "sha256" (64 lower-case hex digits)'),
+  mode: z.enum(['sandbox', 'live']),
+});
+
+const schema = z.object({
+  format: z.literal(FORMAT, { error: `"format" must be "${FORMAT}"` }),
+  version: z.literal(VERSION, { error: `"version" must be ${VERSION}` }),
+  clockOffsetMs: z.number().min(0).default(0),
+  merchants: z
+    .array(z.looseObject({ id: z.string().min(1), apiKeys: z.array(savedKey), webhookSecret: z.string().min(1) }))
+    .min(1, 'the file holds no merchant'),
+  transactions: z.array(
+    z.looseObject({
+      seq: z.number().int().positive(),
+      reference: z.string().min(1),
+      merchantId: z.string(),
+      mode: z.enum(['sandbox', 'live']),
+      status: z.enum(TRANSACTION_STATUSES),
+      createdAt: z.number(),
+      timeline: z.array(z.unknown()),
+    }),
+  ),
+  deliveries: z.array(
+    z.looseObject({
+      id: z.string().regex(/^dlv_\d+$/),
+      reference: z.string(),
+      state: z.enum(['pending', 'retrying', 'delivered', 'failed', 'dropped', 'held']),
+      attempts: z.array(z.looseObject({ number: z.number() })),
+      nextAttemptAt: z.string().nullable(),
+      body: z.string(),
+      signature: z.string(),
+    }),
+  ),
+});
+
+/** A state file that cannot be used; the message says what to do. The file is left as it is. */
+export class StateFileError extends Error {}
+
+const advice = 'fix it, or move it away to start afresh (the service never overwrites a state file it cannot read)';
+
+/**
+ * Read a state file: null when it does not exist yet, else its content. Throws `StateFileError`
+ * for a file that cannot be read, is not JSON or is not a state file.
+ *
+ * @example
+ * const saved = readStateFile('.payhook/state.json');
+ */
+export function readStateFile(file: string): StateFile | null {
+  if (!existsSync(file)) return null;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new StateFileError(`cannot read the state file ${file} (${(error as Error).message}): check its permissions, or pass another --state.`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new StateFileError(`the state file ${file} is not valid JSON (${(error as Error).message}): ${advice}.`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length ? ` at ${issue.path.join('.')}` : '';
+    throw new StateFileError(`the state file ${file} is not a payhook-reference state file${where} (${issue.message}): ${advice}.`);
+  }
+  const data = parsed.data;
+  return {
+    merchants: data.merchants as unknown as MerchantConfig[],
+    clockOffsetMs: data.clockOffsetMs,
+    transactions: data.transactions as unknown as Transaction[],
+    deliveries: data.deliveries as unknown as Delivery[],
+  };
+}
+
+/** The file's text for this state. */
+export function stateText(state: StateFile): string {
+  return `${JSON.stringify({ format: FORMAT, version: VERSION, ...state }, null, 1)}\n`;
+}
+
+/**
+ * Write the file atomically: a temporary file beside it (owner-only: it holds the webhook secret),
+ * then a rename, so a crash mid-write leaves the old file whole.
+ */
+export function writeStateFile(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temp, text, { mode: 0o600 });
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+export interface StateSaver {
+  /** Save soon (debounced): many changes in a burst make one write. A failed write is reported through `onError`. */
+  schedule(): void;
+  /** Save now, if anything changed since the last write; returns why the write failed, else null. */
+  flush(): string | null;
+}
+
+/**
+ * Keep a state file up to date: `schedule` after each change, `flush` at start and before exiting.
+ * A scheduled write that fails is reported once per distinct failure, and tried again on the next
+ * change.
+ *
+ * @example
+ * const saver = createStateSaver(file, () => ({ ...service.snapshot(), merchants, clockOffsetMs: 0 }), console.error);
+ */
+export function createStateSaver(file: string, read: () => StateFile, onError: (message: string) => void, delayMs = 50): StateSaver {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let written = '';
+  let lastError: string | null = null;
+  const flush = (): string | null => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const text = stateText(read());
+    if (text === written) return null;
+    try {
+      writeStateFile(file, text);
+      written = text;
+      return null;
+    } catch (error) {
+      return `cannot write the state file ${file} (${(error as Error).message}): check the directory exists and is writable; changes are kept in memory meanwhile.`;
+    }
+  };
+  return {
+    schedule() {
+      timer ??= setTimeout(() => {
+        const problem = flush();
+        if (problem !== null && problem !== lastError) onError(problem);
+        lastError = problem;
+      }, delayMs);
+    },
+    flush,
+  };
+}

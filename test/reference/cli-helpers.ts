@@ -1,0 +1,89 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(root, 'packages/reference/dist/cli.js');
+
+/** Build the reference package only, so the tests run the bin a user runs. */
+export function buildCli(): void {
+  const build = spawnSync(join(root, 'node_modules/.bin/pnpm'), ['--filter', '@payhook/reference', 'build'], { cwd: root, encoding: 'utf8' });
+  expect(build.status, build.stderr + build.stdout).toBe(0);
+}
+
+export interface Run {
+  child: ChildProcess;
+  output: () => string;
+  printed: (pattern: RegExp) => Promise<RegExpExecArray>;
+  exited: Promise<number | null>;
+}
+
+/** Children still running: a failed test's are killed after it (`killLeftovers`), never left behind. */
+const running = new Set<ChildProcess>();
+
+export function killLeftovers(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
+/** Run the built CLI as a child process, collecting stdout and stderr together. */
+export function run(args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let output = '';
+  const readers = new Set<() => void>();
+  const read = (c: Buffer) => {
+    output += c.toString();
+    for (const r of readers) r();
+  };
+  child.stdout!.on('data', read);
+  child.stderr!.on('data', read);
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  /** Resolves as soon as the output matches `pattern` (read on each chunk, no polling); rejects if the process exits first. */
+  const printed = (pattern: RegExp) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        const m = pattern.exec(output);
+        if (m) {
+          readers.delete(check);
+          resolve(m);
+        }
+      };
+      readers.add(check);
+      check();
+      void exited.then(() => {
+        check();
+        reject(new Error(`exited without printing ${pattern}: ${output}`));
+      });
+    });
+  return { child, output: () => output, printed, exited };
+}
+
+/** Run a command to its end: its exit code and output. */
+export async function finish(args: string[], env?: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const p = run(args, env);
+  const code = await p.exited;
+  return { code, output: p.output() };
+}
+
+/** The URL from the banner, once all of it (up to its last line, the callback URL) was printed. */
+export async function urlOf(p: Run): Promise<string> {
+  await p.printed(/callback URL/);
+  return /listening on (http:\/\/\S+)/.exec(p.output())![1]!;
+}
+
+/** Stop a serve process as a user does (SIGTERM) and expect a clean exit. */
+export async function stop(p: Run): Promise<void> {
+  p.child.kill('SIGTERM');
+  expect(await p.exited).toBe(0);
+}
+
+/** The signature header a delivery of `body` must carry. */
+export const signatureOf = (body: Buffer | string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
