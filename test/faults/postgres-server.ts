@@ -11,10 +11,10 @@ const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';
 /** A PostgreSQL cluster of the test's own, on a free port: the shared instance is never broken. */
 export interface PrivatePostgres {
   url: string;
-  /** `pg_ctl restart -m fast`: open transactions are rolled back, connections cut. */
-  restart(): Promise<void>;
+  /** `pg_ctl stop -m fast` then start: open transactions are rolled back, connections cut. `onDown` is called once it has stopped. */
+  restart(onDown?: () => void): Promise<void>;
   /** SIGKILL the postmaster and every backend, then start again: recovery replays the WAL. */
-  kill9(): Promise<void>;
+  kill9(onDown?: () => void): Promise<void>;
   /** Stop it and remove its files. */
   stop(): Promise<void>;
 }
@@ -60,18 +60,24 @@ export async function startPostgres(): Promise<PrivatePostgres | undefined> {
 
   return {
     url,
-    async restart() {
+    async restart(onDown) {
+      // Stop and start apart, so the load can be held until the server is really down.
+      await pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']).catch((e: Error) => {
+        throw new Error(`pg_ctl stop failed: ${e.message}\n${log()}`);
+      });
+      onDown?.();
       // With its log file too: a postmaster writing to pg_ctl's stdout would hold the pipe, and this call, open.
-      await pgRun('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-m', 'fast', '-w', '-t', '60', 'restart', '-o', options]).catch((e: Error) => {
-        throw new Error(`pg_ctl restart failed: ${e.message}\n${log()}`);
+      await start().catch((e: Error) => {
+        throw new Error(`PostgreSQL did not come back after a restart: ${e.message}\n${log()}`);
       });
     },
-    async kill9() {
+    async kill9(onDown) {
       const pid = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
       // The backends first: one left holding the shared memory would stop the new postmaster.
       await run('pkill', ['-9', '-P', String(pid)]).catch(() => {});
       process.kill(pid, 'SIGKILL');
       await waitGone(pid);
+      onDown?.();
       await start().catch((e: Error) => {
         throw new Error(`PostgreSQL did not come back after kill -9: ${e.message}\n${log()}`);
       });

@@ -38,6 +38,8 @@ async function underLoad(effect: 'pg-transactional' | 'pg-insert', fault: Fault)
   };
   const children: ChildReceiver[] = await Promise.all([startReceiver(env), startReceiver(env)]);
   let faulted: Promise<void> | undefined;
+  let wentDown!: () => void;
+  const down = new Promise<void>((resolve) => (wentDown = resolve));
   const started = performance.now();
   try {
     const fates = await serviceLoad({
@@ -46,7 +48,9 @@ async function underLoad(effect: 'pg-transactional' | 'pg-insert', fault: Fault)
       run,
       events: EVENTS,
       onEvent: (i) => {
-        if (i === FAULT_AT) faulted = fault === 'restart' ? server!.restart() : server!.kill9();
+        if (i === FAULT_AT) faulted = fault === 'restart' ? server!.restart(wentDown) : server!.kill9(wentDown);
+        // Later events start once the server is down, so the fault is always felt, however fast the load before it ran.
+        return i >= FAULT_AT ? down : undefined;
       },
     });
     await faulted;
