@@ -9,8 +9,8 @@ it('pnpm demo tells the whole story and exits 0', async () => {
   const { stdout } = await promisify(execFile)(`${root}node_modules/.bin/tsx`, ['scripts/demo.ts'], { cwd: root, timeout: 60_000 });
   expect(stdout).not.toContain('✗');
   for (const line of [
-    /payment\.success ref_\S+: signature verified, first time seen: handler ran \(200\)/,
-    /payment\.refunding ref_\S+: signature verified, already done: handler skipped \(200\)/,
+    /payment\.success P[0-9A-F]{8}\d{8}: signature verified, first time seen: handler ran \(200\)/,
+    /payment\.refunding P[0-9A-F]{8}\d{8}: signature verified, already done: handler skipped \(200\)/,
     /each event ran once: \[payment\.success, payment\.refunding, payment\.refunded\]/,
     /connection error: ECONNREFUSED, payment\.success: connection error: ECONNREFUSED, payment\.success: 200/,
     /recovered by reconcile, handler ran/,

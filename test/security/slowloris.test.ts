@@ -74,14 +74,14 @@ async function attack(name: ExampleName) {
   const deliver = async (merchantReference: string) => {
     const init = await ref.call('POST', '/v1/transactions/initialize', { body: validInput({ merchantReference }) });
     const started = performance.now();
-    await ref.call('POST', `/_sandbox/transactions/${init.json.data.reference}/pay`);
+    await ref.call('POST', `/_sandbox/transactions/${init.json.reference}/pay`);
     await ref.service.clock.advance(0);
     // advance() gives a delivery 1 s of real time; a slow first answer is recorded a little later.
-    let attempt = ref.service.deliveries({ reference: init.json.data.reference })[0]?.attempts[0];
+    let attempt = ref.service.deliveries({ reference: init.json.reference })[0]?.attempts[0];
     while (!attempt && performance.now() - started < 10_000) {
       // Real wait: the answer comes over a real socket from a real server under attack.
       await new Promise((r) => setTimeout(r, 20));
-      attempt = ref.service.deliveries({ reference: init.json.data.reference })[0]?.attempts[0];
+      attempt = ref.service.deliveries({ reference: init.json.reference })[0]?.attempts[0];
     }
     return { merchantReference, ms: performance.now() - started, status: attempt?.status };
   };
