@@ -17,12 +17,12 @@ export async function readRequest(
   const { method, headers } = request;
   const signature = headers.get(limits.signatureHeader) ?? undefined;
   const seen = signature === undefined ? signatureHeaderSeen(limits.signatureHeader, (name) => headers.has(name)) : undefined;
-  const delivery: RawDelivery = seen === undefined ? { method, signature } : { method, signature, signatureHeaderSeen: seen };
-  if (method !== 'POST') return delivery;
+  // Literal objects of one shape, not spreads: this runs for every delivery.
+  if (method !== 'POST') return { method, signature, signatureHeaderSeen: seen };
   if (request.bodyUsed) {
     const error = new Error(bodyUnavailable(framework, undefined, 'request'));
-    return { ...delivery, problem: 'unavailable', framework, error };
+    return { method, signature, signatureHeaderSeen: seen, problem: 'unavailable', framework, error };
   }
   const body = await readBodyLimited(request, limits.maxBodyBytes, { ms: limits.bodyTimeoutMs, clock: limits.clock });
-  return typeof body === 'string' ? { ...delivery, problem: body } : { ...delivery, body };
+  return typeof body === 'string' ? { method, signature, signatureHeaderSeen: seen, problem: body } : { method, signature, signatureHeaderSeen: seen, body };
 }
