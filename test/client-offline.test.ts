@@ -1,20 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient, createRateLimiter, MAX_EMPTY_PAGES, PaymentServiceError, windows } from '@payhook/client';
+import { createClient, createRateLimiter, MAX_EMPTY_PAGES, windows } from '@payhook/client';
 import { MAX_LIST_RANGE_MS } from '@payhook/core/api';
 import { describe, expect, it } from 'vitest';
+import { rejection } from './rejection.js';
 
 const SANDBOX_KEY = 'sk_test_offline_key_0001';
 const DAY = 24 * 60 * 60 * 1000;
-
-async function rejection(promise: Promise<unknown>): Promise<PaymentServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(PaymentServiceError);
-  return error as PaymentServiceError;
-}
 
 /** A client whose fetch answers from `answers`, in order, and records the URLs and bodies it was given. */
 function scripted(answers: (() => Response)[], apiKey = SANDBOX_KEY) {

@@ -1,6 +1,7 @@
-import { createClient, PaymentServiceError, type ClientOptions } from '@payhook/client';
+import { createClient, type ClientOptions } from '@payhook/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as F from './sdk-fixtures.js';
+import { rejection } from '../rejection.js';
 
 /**
  * `@payhook/client` against the official SDKs' recorded answers (go-sdk client_test.go, php-sdk
@@ -15,12 +16,6 @@ let server: F.ScriptedServer;
 let waits: number[];
 const client = (options: Partial<ClientOptions> = {}) =>
   createClient({ apiKey: KEY, baseUrl: server.url, maxRetries: 0, sleep: async (ms) => void waits.push(ms), ...options });
-
-async function failure(promise: Promise<unknown>): Promise<PaymentServiceError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(PaymentServiceError);
-  return error as PaymentServiceError;
-}
 
 beforeAll(async () => {
   server = await F.scriptedServer();
@@ -58,7 +53,7 @@ describe('initialize', () => {
   it('refuses a bad amount before spending a request', async () => {
     // go-sdk TestInitializeValidatesBeforeSpendingARequest; php-sdk testInitializeValidatesBeforeSpendingARequest
     server.script();
-    expect(await failure(client().transactions.initialize({ ...INPUT, amount: '-1' }))).toMatchObject({ status: 400, request: { sent: false } });
+    expect(await rejection(client().transactions.initialize({ ...INPUT, amount: '-1' }))).toMatchObject({ status: 400, request: { sent: false } });
     expect(server.calls).toHaveLength(0);
   });
 
@@ -85,14 +80,14 @@ describe('verify and cancel', () => {
   it('names the missing reference of a receipt that has only status and serviceFee', async () => {
     // php-sdk testVerifyHitsTheVerifyPath
     server.script({ status: 200, body: { status: 'completed', serviceFee: '7.50' } });
-    expect((await failure(client().transactions.verify('PAB12CD3420260813'))).serviceMessage).toMatch(/"reference" is missing/);
+    expect((await rejection(client().transactions.verify('PAB12CD3420260813'))).serviceMessage).toMatch(/"reference" is missing/);
     expect(server.calls[0]!.path).toBe('/v1/transactions/PAB12CD3420260813/verify');
   });
 
   it('keeps the service words of the 400 for a transaction not completed', async () => {
     // go-sdk TestVerifyReportsAnIncompleteTransaction; php-sdk testVerifyReportsAnIncompleteTransaction
     server.script({ status: 400, body: F.NOT_COMPLETED });
-    const error = await failure(client().transactions.verify('PAB1'));
+    const error = await rejection(client().transactions.verify('PAB1'));
     expect(error).toMatchObject({ status: 400, serviceMessage: 'Transaction is not completed. Current status: pending' });
     expect(error.message).toContain('Current status: pending');
   });
@@ -103,15 +98,15 @@ describe('verify and cancel', () => {
     await expect(client().transactions.cancel('PAB12CD3420260813')).resolves.toBeUndefined();
     expect([server.calls[0]!.method, server.calls[0]!.path]).toEqual(['POST', '/v1/transactions/PAB12CD3420260813/cancel']);
     server.script({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });
-    expect((await failure(client({ maxRetries: 3 }).transactions.cancel('PAB1'))).status).toBe(500);
+    expect((await rejection(client({ maxRetries: 3 }).transactions.cancel('PAB1'))).status).toBe(500);
     expect(server.calls).toHaveLength(1);
   });
 
   it('refuses an empty reference without a request', async () => {
     // go-sdk TestEmptyReferencesAreRejectedLocally
     server.script();
-    expect(await failure(client().transactions.retrieve(''))).toMatchObject({ status: 400, request: { sent: false } });
-    expect(await failure(client().transactions.cancel(''))).toMatchObject({ status: 400, request: { sent: false } });
+    expect(await rejection(client().transactions.retrieve(''))).toMatchObject({ status: 400, request: { sent: false } });
+    expect(await rejection(client().transactions.cancel(''))).toMatchObject({ status: 400, request: { sent: false } });
     expect(server.calls).toHaveLength(0);
   });
 });
@@ -129,8 +124,8 @@ describe('transactions', () => {
   it('refuses an inverted range and an unknown status without a request', async () => {
     // go-sdk TestListRejectsAnInvertedRangeAndUnknownStatus; php-sdk testListRejectsAnInvertedRangeAndUnknownStatus
     server.script();
-    await failure(client().transactions.list({ from: '2026-08-31', to: '2026-08-01' }));
-    await failure(client().transactions.list({ status: 'expired' as never }));
+    await rejection(client().transactions.list({ from: '2026-08-31', to: '2026-08-01' }));
+    await rejection(client().transactions.list({ status: 'expired' as never }));
     expect(server.calls).toHaveLength(0);
   });
 
@@ -165,7 +160,7 @@ describe('transactions', () => {
   it('names the missing amount of a row that has only reference and status', async () => {
     // php-sdk testToArrayStopsFetchingOnceTheLimitIsReached (its row)
     server.script({ status: 200, body: { data: [{ reference: 'P', status: 'pending' }], nextCursor: null, hasMore: false } });
-    expect((await failure(client().transactions.list())).serviceMessage).toMatch(/"data\.0\.amount" is missing/);
+    expect((await rejection(client().transactions.list())).serviceMessage).toMatch(/"data\.0\.amount" is missing/);
   });
 
   it('reads the timeline with its error details', async () => {
@@ -179,21 +174,21 @@ describe('transactions', () => {
   it('percent-encodes the reference in the path', async () => {
     // php-sdk testReferencesAreUrlEncoded (its `[]` answer is not a record: the error says so)
     server.script({ status: 200, body: [] });
-    expect((await failure(client().transactions.retrieve('PAB 1/2'))).serviceMessage).toMatch(/the body is invalid \(.*expected object/);
+    expect((await rejection(client().transactions.retrieve('PAB 1/2'))).serviceMessage).toMatch(/the body is invalid \(.*expected object/);
     expect(server.calls[0]!.path).toBe('/v1/transactions/PAB%201%2F2');
   });
 
   it('retries a GET after a 503, and names the missing field of a bare {"reference":"P1"}', async () => {
     // go-sdk TestA5xxOnAGetIsRetriedAndA4xxIsNot; php-sdk testA5xxOnAGetIsRetried
     server.script({ status: 503 }, { status: 200, body: { reference: 'P1' } });
-    expect((await failure(client({ maxRetries: 1 }).transactions.retrieve('P1'))).serviceMessage).toMatch(/"status" is missing/);
+    expect((await rejection(client({ maxRetries: 1 }).transactions.retrieve('P1'))).serviceMessage).toMatch(/"status" is missing/);
     expect(server.calls).toHaveLength(2);
   });
 
   it('names the missing reference of an empty {} answer', async () => {
     // go-sdk TestDefaultHeadersAreSentOnEveryRequest (its `{}` retrieve reply)
     server.script({ status: 200, body: {} });
-    const error = await failure(client().transactions.retrieve('P1'));
+    const error = await rejection(client().transactions.retrieve('P1'));
     expect(error.message).toMatch(/^\[@payhook\/client\] GET \/v1\/transactions\/P1 failed with 200: the answer does not have the documented shape: field "reference" is missing/);
   });
 });
@@ -202,21 +197,21 @@ describe('errors and retries', () => {
   it('does not retry a 401, and keeps its message', async () => {
     // go-sdk TestA5xxOnAGetIsRetriedAndA4xxIsNot; php-sdk testA4xxIsNotRetried
     server.script({ status: 401, body: { status: 'error', data: { message: 'Invalid API key' } } });
-    expect(await failure(client({ maxRetries: 3 }).transactions.retrieve('P1'))).toMatchObject({ status: 401, serviceMessage: 'Invalid API key' });
+    expect(await rejection(client({ maxRetries: 3 }).transactions.retrieve('P1'))).toMatchObject({ status: 401, serviceMessage: 'Invalid API key' });
     expect(server.calls).toHaveLength(1);
   });
 
   it('gives up on 429 after its retries, with the last Retry-After', async () => {
     // go-sdk TestTheRateLimitErrorSurfacesAfterTheBudget; php-sdk testTheRateLimitErrorExposesRetryAfter
     server.script({ status: 429, headers: { 'Retry-After': '0' } }, { status: 429, headers: { 'Retry-After': '30' } });
-    expect(await failure(client({ maxRetries: 1 }).transactions.retrieve('P1'))).toMatchObject({ status: 429, retryAfterMs: 30_000 });
+    expect(await rejection(client({ maxRetries: 1 }).transactions.retrieve('P1'))).toMatchObject({ status: 429, retryAfterMs: 30_000 });
     expect(server.calls).toHaveLength(2);
   });
 
   it('carries the status, the message and the request of a 404', async () => {
     // php-sdk testErrorsCarryTheStatusBodyAndRequest
     server.script({ status: 404, body: { status: 'error', data: { message: 'gone' } } });
-    const error = await failure(client().transactions.retrieve('P1'));
+    const error = await rejection(client().transactions.retrieve('P1'));
     expect(error).toMatchObject({ status: 404, serviceMessage: 'gone', request: { method: 'GET', sent: true } });
     expect(new URL(error.request.url).pathname).toBe('/v1/transactions/P1');
   });
@@ -250,7 +245,7 @@ describe('payment providers', () => {
   it('keeps the words of a 403 that is not in the error envelope', async () => {
     // go-sdk TestAMissingPermissionIsPermissionDenied; php-sdk testAMissingPermissionSurfacesAsPermissionDenied
     server.script({ status: 403, body: F.MISSING_PERMISSION });
-    const error = await failure(client().providers.getAll());
+    const error = await rejection(client().providers.getAll());
     expect(error).toMatchObject({ status: 403, serviceMessage: 'Missing get_platform_payment_provider permission' });
     expect(error.message).toContain('get_platform_payment_provider');
   });

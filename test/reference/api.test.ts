@@ -23,12 +23,6 @@ afterEach(async () => {
   await s.close();
 });
 
-async function initialize(overrides: Record<string, unknown> = {}, key = SANDBOX_KEY): Promise<string> {
-  const res = await s.call('POST', '/v1/transactions/initialize', { key, body: validInput(overrides) });
-  expect(res.status).toBe(200);
-  return res.json.reference;
-}
-
 const sandbox = (reference: string, action: string, body?: unknown) =>
   s.call('POST', `/_sandbox/transactions/${reference}/${action}`, { body });
 
@@ -53,14 +47,14 @@ describe('section 4: endpoints', () => {
 
   it('references are unique and carry the creation day of the service clock', async () => {
     const made = new Set<string>();
-    for (let i = 0; i < 30; i++) made.add(await initialize());
+    for (let i = 0; i < 30; i++) made.add(await s.initialize());
     expect(made.size).toBe(30);
     const day = new Date(s.service.clock.now()).toISOString().slice(0, 10).replaceAll('-', '');
     for (const reference of made) expect(reference).toMatch(new RegExp(`^P[0-9A-F]{8}${day}$`));
     await s.service.clock.advance(24 * 60 * 60 * 1000);
     const next = new Date(s.service.clock.now()).toISOString().slice(0, 10).replaceAll('-', '');
     expect(next).not.toBe(day);
-    expect((await initialize()).slice(9)).toBe(next);
+    expect((await s.initialize()).slice(9)).toBe(next);
   });
 
   it('initialize builds customer.name from firstName and lastName, customer.email from email', async () => {
@@ -71,7 +65,7 @@ describe('section 4: endpoints', () => {
       [{}, { name: '', email: '' }],
     ];
     for (const [fields, customer] of cases) {
-      const reference = await initialize(fields);
+      const reference = await s.initialize(fields);
       expect((await s.call('GET', `/v1/transactions/${reference}`)).json.customer).toEqual({ ...customer, phone: '251912345678' });
     }
     expectError(await s.call('POST', '/v1/transactions/initialize', { body: validInput({ email: 'not-an-email' }) }), 400, /^email must/);
@@ -102,7 +96,7 @@ describe('section 4: endpoints', () => {
       '251912345678': '251912345678',
     };
     for (const [given, canonical] of Object.entries(forms)) {
-      const reference = await initialize({ customerPhone: given });
+      const reference = await s.initialize({ customerPhone: given });
       const res = await s.call('GET', `/v1/transactions/${reference}`);
       expect(res.json.customer.phone).toBe(canonical);
     }
@@ -148,7 +142,7 @@ describe('section 4: endpoints', () => {
   });
 
   it('verify returns the bare record once it is completed: currencyCode, serviceFee, paymentMethod', async () => {
-    const reference = await initialize({ firstName: 'Abebe', lastName: 'Bikila' });
+    const reference = await s.initialize({ firstName: 'Abebe', lastName: 'Bikila' });
     await s.service.clock.advance(5_000);
     await sandbox(reference, 'pay', { paymentMethod: 'cbe_birr' });
     const res = await s.call('GET', `/v1/transactions/${reference}/verify`);
@@ -165,8 +159,8 @@ describe('section 4: endpoints', () => {
   });
 
   it('cancel answers 204 with no body, from pending and from processing', async () => {
-    const pending = await initialize();
-    const processing = await initialize();
+    const pending = await s.initialize();
+    const processing = await s.initialize();
     expect((await sandbox(processing, 'open')).json.status).toBe('processing');
     for (const reference of [pending, processing]) {
       const res = await s.call('POST', `/v1/transactions/${reference}/cancel`);
@@ -178,7 +172,7 @@ describe('section 4: endpoints', () => {
   });
 
   it('retrieve returns one bare record; paymentMethod is null until the payment is made or fails', async () => {
-    const reference = await initialize({ merchantReference: 'order-42', firstName: 'Abebe', email: 'a@example.test' });
+    const reference = await s.initialize({ merchantReference: 'order-42', firstName: 'Abebe', email: 'a@example.test' });
     await sandbox(reference, 'open');
     const res = await s.call('GET', `/v1/transactions/${reference}`);
     expect(res.status).toBe(200);
@@ -196,7 +190,7 @@ describe('section 4: endpoints', () => {
   });
 
   it('timeline: { reference, events }, oldest first, with eventType, occurredAt, errorCode, errorMessage, status', async () => {
-    const reference = await initialize();
+    const reference = await s.initialize();
     await s.service.clock.advance(1_000);
     await sandbox(reference, 'open');
     await sandbox(reference, 'pay');
@@ -218,24 +212,24 @@ describe('section 4: endpoints', () => {
   });
 
   it('timeline: a failure carries its errorCode (PAYMENT_FAILED by default) and message; cancel and reverse are named', async () => {
-    const failed = await initialize();
+    const failed = await s.initialize();
     await sandbox(failed, 'fail');
-    const coded = await initialize();
+    const coded = await s.initialize();
     await sandbox(coded, 'fail', { errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'no balance' });
-    const declined = await initialize();
+    const declined = await s.initialize();
     await sandbox(declined, 'fail', { errorCode: 'PAYMENT_DECLINED' });
     const last = async (reference: string) => (await s.call('GET', `/v1/transactions/${reference}/timeline`)).json.events.at(-1);
     expect(await last(failed)).toMatchObject({ eventType: 'payment_failed', status: 'failed', errorCode: 'PAYMENT_FAILED', errorMessage: expect.stringMatching(/failed/) });
     expect(await last(coded)).toMatchObject({ eventType: 'payment_failed', errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'no balance' });
     expect(await last(declined)).toMatchObject({ errorCode: 'PAYMENT_DECLINED', errorMessage: expect.stringMatching(/declined/) });
-    const cancelled = await initialize();
+    const cancelled = await s.initialize();
     await s.call('POST', `/v1/transactions/${cancelled}/cancel`);
     expect(await last(cancelled)).toMatchObject({ eventType: 'payment_cancelled', status: 'cancelled', errorCode: null, errorMessage: null });
-    const reversed = await initialize();
+    const reversed = await s.initialize();
     await sandbox(reversed, 'pay');
     await sandbox(reversed, 'reverse');
     expect(await last(reversed)).toMatchObject({ eventType: 'payment_reversed', status: 'reversed', errorCode: null });
-    expectError(await sandbox(await initialize(), 'fail', { errorCode: 'lower case' }), 400, /^errorCode must/);
+    expectError(await sandbox(await s.initialize(), 'fail', { errorCode: 'lower case' }), 400, /^errorCode must/);
   });
 
   it('a per-transaction http:// callbackUrl is refused without --allow-http-callbacks', async () => {
@@ -285,7 +279,7 @@ describe('section 5: authentication', () => {
   });
 
   it('the key prefix selects the environment: live and sandbox never see each other', async () => {
-    const live = await initialize({}, LIVE_KEY);
+    const live = await s.initialize({}, LIVE_KEY);
     expect((await s.call('GET', `/v1/transactions/${live}`, { key: LIVE_KEY })).json.mode).toBe('live');
     expectError(await s.call('GET', `/v1/transactions/${live}`, { key: SANDBOX_KEY }), 404);
     expectError(await s.call('POST', `/_sandbox/transactions/${live}/pay`, { key: LIVE_KEY }), 403, /sandbox key/);
@@ -334,7 +328,7 @@ describe('section 7: errors', () => {
   });
 
   it('400: verify before completion names the current status', async () => {
-    const reference = await initialize();
+    const reference = await s.initialize();
     expectError(await s.call('GET', `/v1/transactions/${reference}/verify`), 400, /is pending, not completed/);
     await sandbox(reference, 'open');
     expectError(await s.call('GET', `/v1/transactions/${reference}/verify`), 400, /is processing, not completed/);
@@ -343,7 +337,7 @@ describe('section 7: errors', () => {
   });
 
   it('404: verify, cancel, retrieve and timeline of a reference not under the account', async () => {
-    const other = await initialize({}, LIVE_KEY);
+    const other = await s.initialize({}, LIVE_KEY);
     for (const reference of ['PAB12CD3420260813', 'ref_unknown', other]) {
       expectError(await s.call('GET', `/v1/transactions/${reference}/verify`), 404, /No transaction/);
       expectError(await s.call('POST', `/v1/transactions/${reference}/cancel`), 404, /No transaction/);
@@ -353,9 +347,9 @@ describe('section 7: errors', () => {
   });
 
   it('400: cancel when the status is not pending or processing', async () => {
-    const completed = await initialize();
+    const completed = await s.initialize();
     await sandbox(completed, 'pay');
-    const cancelled = await initialize();
+    const cancelled = await s.initialize();
     await s.call('POST', `/v1/transactions/${cancelled}/cancel`);
     for (const [reference, status] of [
       [completed, 'completed'],
@@ -402,7 +396,7 @@ describe('section 9: versioning', () => {
 
 describe('sandbox control', () => {
   it('invalid transitions are 400 in the envelope; unknown actions 404', async () => {
-    const reference = await initialize();
+    const reference = await s.initialize();
     expectError(await sandbox(reference, 'refund'), 400, /status is pending, and refund is allowed only from completed/);
     expectError(await sandbox(reference, 'explode'), 404, /Unknown sandbox action/);
     await sandbox(reference, 'pay');
@@ -415,8 +409,8 @@ describe('sandbox control', () => {
   });
 
   it('sandbox test numbers: 251900000010 is paid at initialize, 251900000011 fails', async () => {
-    const paid = await initialize({ customerPhone: '0900000010' });
-    const failed = await initialize({ customerPhone: '0900000011' });
+    const paid = await s.initialize({ customerPhone: '0900000010' });
+    const failed = await s.initialize({ customerPhone: '0900000011' });
     expect((await s.call('GET', `/v1/transactions/${paid}`)).json).toMatchObject({ status: 'completed', paymentMethod: 'telebirr' });
     expect((await s.call('GET', `/v1/transactions/${failed}`)).json.status).toBe('failed');
     const events = (await s.call('GET', `/v1/transactions/${failed}/timeline`)).json.events as { eventType: string; errorCode: string | null }[];

@@ -26,6 +26,8 @@ export interface Started {
   close(): Promise<void>;
   /** A real HTTP request to the running service. */
   call(method: string, path: string, init?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Called>;
+  /** Initialize a transaction from `validInput(overrides)`, expecting 200; its reference. */
+  initialize(overrides?: Record<string, unknown>, key?: string): Promise<string>;
 }
 
 export interface Called {
@@ -59,10 +61,15 @@ export function merchants(callbackUrl?: string): NonNullable<ReferenceServiceOpt
 export async function start(options: ReferenceServiceOptions = {}): Promise<Started> {
   const service = createReferenceService({ clock: 'manual', merchants: merchants(), ...options });
   const running = await service.listen({ port: 0, host: '127.0.0.1' });
-  return {
+  const started: Started = {
     service,
     url: running.url,
     close: running.close,
+    async initialize(overrides = {}, key = SANDBOX_KEY) {
+      const res = await started.call('POST', '/v1/transactions/initialize', { key, body: validInput(overrides) });
+      expect(res.status).toBe(200);
+      return res.json.reference;
+    },
     async call(method, path, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
       const key = init.key === undefined ? SANDBOX_KEY : init.key;
@@ -83,6 +90,7 @@ export async function start(options: ReferenceServiceOptions = {}): Promise<Star
       return { status: res.status, headers: res.headers, json };
     },
   };
+  return started;
 }
 
 /** Assert the error envelope of 2.4 with `status` and a message containing `includes`. */

@@ -1,6 +1,6 @@
 import { listPageSchema, PAGE_SIZE } from '@payhook/core/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectError, SANDBOX_KEY, start, validInput, type Started } from './helpers.js';
+import { expectError, start, type Started } from './helpers.js';
 
 // Black box: every request goes over real HTTP to a server on 127.0.0.1, port 0.
 let s: Started;
@@ -11,12 +11,6 @@ afterEach(async () => {
   await s.close();
 });
 
-async function initialize(overrides: Record<string, unknown> = {}, key = SANDBOX_KEY): Promise<string> {
-  const res = await s.call('POST', '/v1/transactions/initialize', { key, body: validInput(overrides) });
-  expect(res.status).toBe(200);
-  return res.json.reference;
-}
-
 const sandbox = (reference: string, action: string) => s.call('POST', `/_sandbox/transactions/${reference}/${action}`);
 
 const references = (res: { json: { data: { reference: string }[] } }) => res.json.data.map((t) => t.reference);
@@ -24,7 +18,7 @@ const references = (res: { json: { data: { reference: string }[] } }) => res.jso
 describe('GET /v1/transactions', () => {
   it(`list: { data, nextCursor, hasMore }, ${PAGE_SIZE} a page, newest first, paging to the end`, async () => {
     const made = [];
-    for (let i = 0; i < 2 * PAGE_SIZE + 1; i++) made.push(await initialize({ merchantReference: `o-${i}` }));
+    for (let i = 0; i < 2 * PAGE_SIZE + 1; i++) made.push(await s.initialize({ merchantReference: `o-${i}` }));
     const seen: string[] = [];
     const sizes: [number, boolean][] = [];
     let cursor: string | null = null;
@@ -48,14 +42,14 @@ describe('GET /v1/transactions', () => {
 
   it('list: exactly one full page has hasMore false; an empty list too', async () => {
     expect((await s.call('GET', '/v1/transactions')).json).toEqual({ data: [], nextCursor: null, hasMore: false });
-    for (let i = 0; i < PAGE_SIZE; i++) await initialize();
+    for (let i = 0; i < PAGE_SIZE; i++) await s.initialize();
     const page = (await s.call('GET', '/v1/transactions')).json;
     expect([page.data.length, page.nextCursor, page.hasMore]).toEqual([PAGE_SIZE, null, false]);
   });
 
   it('list filters by currency, status and date range', async () => {
-    const etb = await initialize();
-    const usd = await initialize({ currencyCode: 'USD' });
+    const etb = await s.initialize();
+    const usd = await s.initialize({ currencyCode: 'USD' });
     await sandbox(usd, 'pay');
     expect(references(await s.call('GET', '/v1/transactions?currency=USD'))).toEqual([usd]);
     expect(references(await s.call('GET', '/v1/transactions?status=pending'))).toEqual([etb]);
@@ -64,11 +58,11 @@ describe('GET /v1/transactions', () => {
 
   it('list: a date-only to covers that whole day, to 23:59:59.999Z; a date-only from starts at midnight', async () => {
     await s.service.clock.advance(Date.parse('2099-08-31T00:00:00.000Z') - s.service.clock.now());
-    const midnight = await initialize();
+    const midnight = await s.initialize();
     await s.service.clock.advance(24 * 60 * 60 * 1000 - 1);
-    const lastMs = await initialize();
+    const lastMs = await s.initialize();
     await s.service.clock.advance(1);
-    const nextDay = await initialize();
+    const nextDay = await s.initialize();
     expect(references(await s.call('GET', '/v1/transactions?from=2099-08-01&to=2099-08-31'))).toEqual([lastMs, midnight]);
     expect(references(await s.call('GET', '/v1/transactions?to=2099-08-31T12:00:00Z'))).toEqual([midnight]);
     expect(references(await s.call('GET', '/v1/transactions?from=2099-09-01'))).toEqual([nextDay]);
@@ -123,7 +117,7 @@ describe('GET /v1/transactions', () => {
   });
 
   async function firstCursor(): Promise<string> {
-    for (let i = 0; i <= PAGE_SIZE; i++) await initialize();
+    for (let i = 0; i <= PAGE_SIZE; i++) await s.initialize();
     const res = await s.call('GET', '/v1/transactions');
     expect(res.json.nextCursor).toEqual(expect.any(String));
     return res.json.nextCursor;
