@@ -8,7 +8,7 @@ const shop = fileURLToPath(new URL('./examples/shop/src/', import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@payhook\/core\/(node|adapter|api|otel)$/, replacement: `${packages}core/src/$1.ts` },
+      { find: /^@payhook\/core\/(node|adapter|api|otel|queue)$/, replacement: `${packages}core/src/$1.ts` },
       // Tests run on Node: the platform modules the `node` export condition picks.
       { find: /^@payhook\/core\/bridge$/, replacement: `${packages}core/src/platform/bridge-node.ts` },
       { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },

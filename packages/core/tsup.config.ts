@@ -9,6 +9,7 @@ export default packageBuild(
     adapter: 'src/adapter.ts',
     api: 'src/api.ts',
     otel: 'src/otel.ts',
+    queue: 'src/queue.ts',
     'platform/node': 'src/platform/node.ts',
     'platform/web': 'src/platform/web.ts',
     'platform/bridge-node': 'src/platform/bridge-node.ts',

@@ -1,5 +1,6 @@
 import type { TransactionRecord } from './api-schema.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
+import type { JobInfo } from './handoff.js';
 import type { LoopWatch } from './pipeline/loop-watch.js';
 import { isPaymentEventName } from './lifecycle.js';
 import { isPromise, type Awaitable } from './maybe-async.js';
@@ -17,10 +18,12 @@ export interface HandlerContext {
   attempt: number;
   /** The store's token for this claim: stores that commit a handler's effect with the done record fence on it. */
   claimToken: string;
-  /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
+  /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API (a queued job keeps the source it was queued from). */
   source: 'webhook' | 'reconcile';
   /** The service's own record, fetched before the handlers ran when a handler asked for it with `{ verify: true }`. */
   record?: TransactionRecord;
+  /** Set when a queue worker runs the event: the engine's job, with its own attempt count. */
+  job?: JobInfo;
 }
 
 export interface HandlerOptions {

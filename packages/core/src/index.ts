@@ -14,7 +14,8 @@ export {
   type HandlerOptions,
 } from './event-router.js';
 export { createReceiver, type HandleOptions, type Receiver } from './receiver.js';
-export { defaultDedupeKey, EPAY_SIGNATURE_HEADER, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, signatureHeaderName, type ReceiverOptions } from './options.js';
+export type { Handoff, JobInfo, QueuedEvent } from './handoff.js';
+export { defaultDedupeKey, EPAY_SIGNATURE_HEADER, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, signatureHeaderName, type ReceiverOptions, type RunOptions } from './options.js';
 export type { DeliveryOutcome, DeliveryReport, ErrorHandler, ReceiverResult } from './pipeline/outcome.js';
 export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './logger.js';
 export type { HeaderDefect, SignatureHint, SignatureReason } from './pipeline/diagnose.js';

@@ -3,6 +3,7 @@ import type { PaymentEvent } from './event-schema.js';
 import { memoryStore } from './memory-store.js';
 import { toLog, type LoggerOption } from './logger.js';
 import type { Telemetry } from './telemetry.js';
+import type { Handoff } from './handoff.js';
 import type { RecordClient } from './pipeline/record-check.js';
 import type { Store } from './store.js';
 
@@ -15,11 +16,38 @@ const KNOWN_SIGNATURE_HEADERS = [SIGNATURE_HEADER, EPAY_SIGNATURE_HEADER] as con
 /** The service counts a delivery as failed when no 2xx comes within this many milliseconds. */
 export const SERVICE_TIMEOUT_MS = 10_000;
 
-export interface ReceiverOptions {
-  /** The webhook secret, or several during a rotation (the first that matches wins). */
-  secret: string | readonly string[];
+/** What a receiver and a queue worker share: where claims live, how long they hold, how outcomes are told. */
+export interface RunOptions {
   /** Where claims and done records live. Default: `memoryStore()`, one process only. */
   store?: Store;
+  /** What makes two deliveries the same. Default: mode + reference + event. */
+  dedupeKey?: (event: PaymentEvent) => string;
+  /**
+   * How long a claim holds before another process may take it over; a running handler keeps
+   * extending it. Default 30 s, inside the service's first 1-minute retry gap.
+   */
+  leaseMs?: number;
+  /** How long done records are kept. Default: the store's retention. */
+  retentionMs?: number;
+  /**
+   * Where every outcome is logged, as it is: pino (or a child), winston, bunyan, `console`, or a
+   * function `(level, fields, message)`. Fields first, message second, errors under `err`; a
+   * logger that throws changes no answer. Default: warnings and errors to the console.
+   */
+  logger?: LoggerOption;
+  /** The API client (`@payhook/client`) used to fetch the service's record for handlers that ask for it. */
+  client?: RecordClient;
+  /** Fetch and check the service's record before every handler, as if each were registered with `{ verify: true }`. */
+  verifyBeforeHandling?: boolean;
+  /** Time and timers, for tests (budgets, lease keep-alive, retries of the done record). Default: the real ones. */
+  clock?: Clock;
+  /** Spans and metrics for every delivery: `openTelemetry()` from `@payhook/core/otel`. Default: none. */
+  telemetry?: Telemetry;
+}
+
+export interface ReceiverOptions extends RunOptions {
+  /** The webhook secret, or several during a rotation (the first that matches wins). */
+  secret: string | readonly string[];
   /** Answer within this many milliseconds whatever the handler does. Default 8000; must be below 10000. */
   budgetMs?: number;
   /**
@@ -42,35 +70,41 @@ export interface ReceiverOptions {
    * so a body still arriving then is not the service's.
    */
   bodyTimeoutMs?: number;
-  /** What makes two deliveries the same. Default: mode + reference + event. */
-  dedupeKey?: (event: PaymentEvent) => string;
-  /** How long a claim holds before another process may take it over. Default 30 s, inside the service's first 1-minute retry gap. */
-  leaseMs?: number;
-  /** How long done records are kept. Default: the store's retention. */
-  retentionMs?: number;
-  /**
-   * Where every outcome is logged, as it is: pino (or a child), winston, bunyan, `console`, or a
-   * function `(level, fields, message)`. Fields first, message second, errors under `err`; a
-   * logger that throws changes no answer. Default: warnings and errors to the console.
-   */
-  logger?: LoggerOption;
   /**
    * The environment the webhook secret belongs to. Only used to explain a signature that failed:
    * a delivery for the other environment is named as the likely cause (the sandbox secret in live).
    */
   mode?: 'live' | 'sandbox';
-  /** The API client (`@payhook/client`) used to fetch the service's record for handlers that ask for it. */
-  client?: RecordClient;
-  /** Fetch and check the service's record before every handler, as if each were registered with `{ verify: true }`. */
-  verifyBeforeHandling?: boolean;
-  /** Time and timers, for tests (budgets, lease keep-alive, retries of the done record). Default: the real ones. */
-  clock?: Clock;
-  /** Spans and metrics for every delivery: `openTelemetry()` from `@payhook/core/otel`. Default: none. */
-  telemetry?: Telemetry;
+  /**
+   * Put every verified, new event on a durable queue instead of running handlers here, and answer
+   * 200 `queued` once the queue has it: `bullmqQueue()` from `@payhook/queue-bullmq` or
+   * `pgBossQueue()` from `@payhook/queue-pg-boss`. Handlers are then registered on the workers.
+   */
+  handoff?: Handoff;
 }
 
 /** The default dedupe key. Not the reference alone: one transaction emits success, then refunding, then refunded. */
 export const defaultDedupeKey = (event: PaymentEvent): string => `${event.mode}:${event.reference}:${event.event}`;
+
+/** The options a receiver and a queue worker share, with every default filled in and checked. */
+export function resolveRunOptions(options: RunOptions) {
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!(Number.isFinite(leaseMs) && leaseMs > 0)) {
+    throw new RangeError(`[@payhook/core] leaseMs must be a positive number of milliseconds; got ${leaseMs}. Leave it unset for 30000.`);
+  }
+  const clock = options.clock ?? systemClock;
+  return {
+    leaseMs,
+    retentionMs: options.retentionMs,
+    clock,
+    store: options.store ?? memoryStore({ now: () => clock.now() }),
+    dedupeKey: options.dedupeKey ?? defaultDedupeKey,
+    log: toLog(options.logger),
+    telemetry: options.telemetry,
+    client: options.client,
+    verifyBeforeHandling: options.verifyBeforeHandling === true,
+  };
+}
 
 /** The options with every default filled in and every value checked, once, when the receiver is created. */
 export function resolveOptions(options: ReceiverOptions) {
@@ -84,9 +118,9 @@ export function resolveOptions(options: ReceiverOptions) {
   if (afterBudget !== 'accept' && afterBudget !== 'retry') {
     throw new TypeError(`[@payhook/core] afterBudget must be 'accept' or 'retry'; got ${String(afterBudget)}. Leave it unset for 'accept'.`);
   }
-  const leaseMs = options.leaseMs ?? 30_000;
-  if (!(leaseMs > budgetMs)) {
-    throw new RangeError(`[@payhook/core] leaseMs (${leaseMs}) must be longer than budgetMs (${budgetMs}).`);
+  const run = resolveRunOptions(options);
+  if (!(run.leaseMs > budgetMs)) {
+    throw new RangeError(`[@payhook/core] leaseMs (${run.leaseMs}) must be longer than budgetMs (${budgetMs}).`);
   }
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   if (!(Number.isInteger(maxBodyBytes) && maxBodyBytes > 0)) {
@@ -96,24 +130,17 @@ export function resolveOptions(options: ReceiverOptions) {
   if (!(Number.isFinite(bodyTimeoutMs) && bodyTimeoutMs > 0)) {
     throw new RangeError(`[@payhook/core] bodyTimeoutMs must be a positive number of milliseconds; got ${bodyTimeoutMs}. Leave it unset for ${SERVICE_TIMEOUT_MS}.`);
   }
-  const clock = options.clock ?? systemClock;
+  const handoff = checkHandoff(options.handoff, run.verifyBeforeHandling);
   return {
+    ...run,
     secrets: checkSecrets(options.secret),
     budgetMs,
     afterBudget,
-    leaseMs,
     maxBodyBytes,
     bodyTimeoutMs,
-    retentionMs: options.retentionMs,
-    clock,
-    store: options.store ?? memoryStore({ now: () => clock.now() }),
-    dedupeKey: options.dedupeKey ?? defaultDedupeKey,
-    log: toLog(options.logger),
-    telemetry: options.telemetry,
     mode: checkMode(options.mode),
-    client: options.client,
-    verifyBeforeHandling: options.verifyBeforeHandling === true,
     signatureHeader: signatureHeaderName(options.signatureHeader),
+    handoff,
   };
 }
 
@@ -154,6 +181,17 @@ function checkSecrets(secret: string | readonly string[]): readonly string[] {
     );
   }
   return list;
+}
+
+function checkHandoff(handoff: Handoff | undefined, verifyBeforeHandling: boolean): Handoff | undefined {
+  if (handoff === undefined) return undefined;
+  if (typeof (handoff as Partial<Handoff>).enqueue !== 'function') {
+    throw new TypeError('[@payhook/core] handoff must be a queue such as bullmqQueue() from @payhook/queue-bullmq or pgBossQueue() from @payhook/queue-pg-boss.');
+  }
+  if (verifyBeforeHandling) {
+    throw new TypeError('[@payhook/core] verifyBeforeHandling runs where the handlers run: with a handoff, set it on the worker (createWorker), not on the receiver.');
+  }
+  return handoff;
 }
 
 /** Handlers that ask for the service's record need a client to ask with. */

@@ -1,23 +1,21 @@
 import type { TransactionRecord } from './api-schema.js';
-import { publishReport, timersOutliveRequests } from '#platform';
-import { createDeadlines, ownTimers } from './deadlines.js';
-import { createRouter, type EventHandler, type HandlerContext, type HandlerOptions } from './event-router.js';
+import type { EventHandler, HandlerContext, HandlerOptions } from './event-router.js';
 import type { PaymentEvent, PaymentEventName } from './event-schema.js';
 import { isPromise, type Awaitable } from './maybe-async.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from './options.js';
+import { handoffPlan, queuedKey } from './handoff.js';
 import { claimAndRun, type RunInput, type RunSettings } from './pipeline/claim-and-run.js';
 import { diagnoseSignature } from './pipeline/diagnose.js';
 import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
-import { createLoopWatch } from './pipeline/loop-watch.js';
 import { answerOf, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
-import { createReporter } from './pipeline/report.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
 import { holdOpen } from './pipeline/hold-open.js';
 import { readRequest } from './pipeline/read-request.js';
 import type { BodyDeadline } from './read-body.js';
 import { verifyStep } from './pipeline/verify.js';
 import type { RawBody, VerifyResult } from './signature.js';
-import { storeOps, type Store } from './store.js';
+import { createRunCore } from './run-core.js';
+import type { Store } from './store.js';
 
 export interface Receiver {
   /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
@@ -74,13 +72,17 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const o = resolveOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
-  const watch = createLoopWatch(o.clock, (message, blocked) => o.log.write('warn', blocked, message));
-  const { router, planFor, run } = createRouter(watch);
-  const errorHandlers: ErrorHandler[] = [];
-  const report = createReporter({ ...o, errorHandlers, publish: publishReport });
-  const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: o.retentionMs } } as const;
-  const deadlines = (timersOutliveRequests ? createDeadlines : ownTimers)(o.clock);
-  const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord };
+  const { watch, router, errorHandlers, report, settings: inProcess } = createRunCore(o);
+  const { handoff } = o;
+  // With a handoff the web process only enqueues, under a key of its own; an enqueue that outlives
+  // the budget gets 503, never a 202 that could lose the event.
+  const plan = handoff && handoffPlan(handoff, o.dedupeKey, () => o.clock.now());
+  const settings: RunSettings = plan
+    ? { ...inProcess, planFor: () => plan, dedupeKey: (e) => queuedKey(o.dedupeKey(e)), afterBudget: 'retry', doneOutcome: 'queued' }
+    : inProcess;
+  const noHandlersHere = () => {
+    if (handoff) throw new TypeError('[@payhook/core] this receiver hands events to a queue (handoff): register handlers on the worker, createWorker(...).on(...), not on the receiver.');
+  };
   const finish = (r: DeliveryReport, startedAt: number) => {
     watch.answered();
     r.durationMs = o.clock.now() - startedAt;
@@ -111,11 +113,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   const receiver: Receiver = {
     on(event, handler, handlerOptions) {
+      noHandlersHere();
       needsClient(o.client, handlerOptions);
       router.on(event, handler, handlerOptions);
       return receiver;
     },
     onAny(handler, handlerOptions) {
+      noHandlersHere();
       needsClient(o.client, handlerOptions);
       router.onAny(handler, handlerOptions);
       return receiver;
@@ -128,7 +132,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const delivery = await readRequest(request, o, handleOptions.framework);
       // As on the Node bridge, which reads the body before `process`: durations run from the body's arrival.
       const startedAt = o.clock.now();
-      const hold = handleOptions.waitUntil ? holdOpen(handleOptions.waitUntil) : undefined;
+      const hold = handleOptions.waitUntil && !handoff ? holdOpen(handleOptions.waitUntil) : undefined;
       try {
         const r = await pipeline(delivery, startedAt, hold?.handOver);
         // A copy: the shared headers are frozen, and @hono/node-server 1.x's Response adds Content-Length to the object it is given.

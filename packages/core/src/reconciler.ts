@@ -31,7 +31,7 @@ export interface ReconcilerOptions {
 export interface ReconcileRun {
   /** Transactions the list returned. */
   scanned: number;
-  /** Events whose handlers ran in this run: deliveries that were lost, failed or abandoned. */
+  /** Events whose handlers ran in this run (or, with a handoff, that were queued): deliveries that were lost, failed or abandoned. */
   recovered: DeliveryReport[];
   /** Events still claimed by a running delivery (or a dead one whose lease has not run out); a later run takes them. */
   inProgress: DeliveryReport[];
@@ -80,13 +80,15 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       for (const name of EVENTS_BY_STATUS[record.status]) {
         // The record came from the service itself: handlers that want it need no second call.
         const report = await recover(record, name);
-        if (report.outcome === 'processed' || report.outcome === 'rejected') result.recovered.push(report);
+        const ran = report.outcome === 'processed' || report.outcome === 'queued' || report.outcome === 'rejected';
+        if (ran) result.recovered.push(report);
         else if (report.outcome === 'in-progress') result.inProgress.push(report);
         else if (report.status >= 400) result.failed.push(report);
         else continue;
         options.onRecovered?.(report);
         // Later events of a transaction wait for the earlier ones: never refunded before paid.
-        if (report.outcome !== 'processed' && report.outcome !== 'rejected') break;
+        // (A receiver with a handoff queues them in order; the workers run them as they come.)
+        if (!ran) break;
       }
     }
     return result;

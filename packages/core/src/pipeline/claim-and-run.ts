@@ -3,12 +3,14 @@ import { every, type Clock } from '../clock.js';
 import type { Deadlines } from '../deadlines.js';
 import { isNonRetriableError } from '../errors.js';
 import type { EventHandler, HandlerContext, Plan } from '../event-router.js';
+import type { JobInfo } from '../handoff.js';
 import type { PaymentEvent } from '../event-schema.js';
 import { isPaymentEventName } from '../lifecycle.js';
 import { andThen, attempt, isPromise, type Awaitable } from '../maybe-async.js';
 import type { ClaimResult, CompleteOptions, Outcome, StoreOps } from '../store.js';
 import { reportOf, type DeliveryFields, type DeliveryReport } from './outcome.js';
 import { checkRecord, type RecordClient } from './record-check.js';
+import { completeLater } from './complete-later.js';
 
 /** What the claim-and-run step needs of the receiver. */
 export interface RunSettings {
@@ -29,6 +31,8 @@ export interface RunSettings {
   doneRecord: Readonly<Record<Outcome, CompleteOptions>>;
   /** The answer at the budget when the platform gave no `waitUntil`: 202 (`accept`) or 503 (`retry`). */
   afterBudget: 'accept' | 'retry';
+  /** What a run that went to the end is: `processed`, or `queued` where the one step was a handoff's enqueue. */
+  doneOutcome: 'processed' | 'queued';
 }
 
 export interface RunInput {
@@ -39,6 +43,10 @@ export interface RunInput {
   /** When the delivery reached the receiver (clock ms), for the duration of a late outcome. */
   startedAt: number;
   record?: TransactionRecord;
+  /** The key to claim, when it was computed elsewhere (a queued job carries the web process's). */
+  key?: string;
+  /** The queue's job, when a worker runs the event. */
+  job?: JobInfo;
   /** Hands the work left at the budget to the platform's hook (see hold-open.ts); never throws. */
   waitUntil?: (work: Promise<unknown>) => void;
 }
@@ -56,7 +64,7 @@ interface Progress {
  * handlers are; the deadline is only set once something has to be awaited.
  */
 export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput): Awaitable<DeliveryReport> {
-  const key = s.dedupeKey(event);
+  const key = input.key ?? s.dedupeKey(event);
   const fields: DeliveryFields = {
     reference: event.reference,
     event: event.event,
@@ -114,8 +122,18 @@ function afterClaim(
     claimToken: claim.token,
     source: input.source,
     record: input.record,
+    job: input.job,
   };
-  return runPlan(s, event, plan, ctx, fields);
+  const ran = runPlan(s, event, plan, ctx, fields);
+  return input.budgetMs === Infinity && isPromise(ran) ? keptAlive(s, ctx, ran) : ran;
+}
+
+/** A run without a budget (a reconcile, a queue worker) keeps its claim alive itself while its handlers run. */
+function keptAlive(s: RunSettings, ctx: HandlerContext, ran: Promise<DeliveryReport>): Promise<DeliveryReport> {
+  const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), () => {
+    void attempt(() => s.ops.extend(ctx.dedupeKey, ctx.claimToken, s.leaseMs), () => false);
+  });
+  return ran.finally(stop);
 }
 
 /** Race the delivery against its deadline on the receiver's one timer structure. */
@@ -191,7 +209,7 @@ function complete(s: RunSettings, ctx: HandlerContext, outcome: Outcome, fields:
   const { dedupeKey: key, claimToken: token } = ctx;
   const later = () => {
     completeLater(s, key, token, outcome, fields);
-    return reportOf('processed', fields);
+    return reportOf(s.doneOutcome, fields);
   };
   let held: Awaitable<boolean>;
   try {
@@ -199,44 +217,13 @@ function complete(s: RunSettings, ctx: HandlerContext, outcome: Outcome, fields:
   } catch {
     return later();
   }
-  return isPromise(held) ? held.then((h) => completed(h, key, fields), later) : completed(held, key, fields);
+  return isPromise(held) ? held.then((h) => completed(s, h, key, fields), later) : completed(s, held, key, fields);
 }
 
-function completed(held: boolean, key: string, fields: DeliveryFields): DeliveryReport {
-  if (held) return reportOf('processed', fields);
+function completed(s: RunSettings, held: boolean, key: string, fields: DeliveryFields): DeliveryReport {
+  if (held) return reportOf(s.doneOutcome, fields);
   const error = new Error(
     `[@payhook/core] the claim on ${key} expired before its handler finished, so another delivery may have run it too. Raise leaseMs above your slowest handler.`,
   );
-  return reportOf('processed', { ...fields, error });
-}
-
-/**
- * The handlers ran but the done record could not be written (the store is overloaded or briefly
- * down). Keep the claim alive and try again in the background: a copy arriving meanwhile gets 409
- * and, when the service retries it, finds the event done instead of running it a second time.
- */
-function completeLater(s: RunSettings, key: string, token: string, outcome: Outcome, fields: DeliveryFields) {
-  let tries = 0;
-  const late = (error: unknown) => s.report(reportOf(outcome === 'ok' ? 'processed' : 'rejected', { ...fields, late: true, error }));
-  const retry = () => {
-    tries += 1;
-    // complete is idempotent for its token, so a first complete that landed but went unanswered is fine.
-    void andThen(
-      attempt<boolean | { error: unknown }>(() => s.ops.complete(key, token, s.doneRecord[outcome]), (error) => ({ error })),
-      (held) => {
-        if (typeof held === 'object') {
-          if (tries >= 8) return void late(held.error);
-          keepAndRetry();
-        } else if (!held) {
-          late(new Error(`[@payhook/core] the claim on ${key} was lost before its done record could be written; the event may run again.`));
-        }
-      },
-    );
-  };
-  // Extend the claim first and retry well inside the lease, so it cannot lapse between tries and let a copy run.
-  const keepAndRetry = () => {
-    void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
-    s.clock.setTimeout(retry, Math.min(s.leaseMs / 3, 250 * 2 ** tries));
-  };
-  keepAndRetry();
+  return reportOf(s.doneOutcome, { ...fields, error });
 }

@@ -1,9 +1,11 @@
 import type { HandlerContext } from '../event-router.js';
+import type { JobInfo } from '../handoff.js';
 import type { HeaderDefect, SignatureHint, SignatureReason } from './diagnose.js';
 
 /** Every answer the pipeline gives; the status of each is decided here, once (STATUS). */
 export type DeliveryOutcome =
   | 'processed' // 200: handlers ran
+  | 'queued' // 200: handed to the durable queue (the receiver's handoff); a worker runs the handlers
   | 'duplicate' // 200: done before, nothing ran
   | 'ignored' // 200: no handler for this event, or an event name the service does not define
   | 'rejected' // 200: a handler threw NonRetriableError; marked done, not retried
@@ -24,6 +26,7 @@ export type DeliveryOutcome =
 
 export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
   processed: 200,
+  queued: 200,
   duplicate: 200,
   ignored: 200,
   rejected: 200,
@@ -55,6 +58,8 @@ export interface DeliveryReport {
   late?: boolean;
   /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API. */
   source?: HandlerContext['source'];
+  /** Set when a queue worker ran the event: the engine's job. */
+  job?: JobInfo;
   /** Milliseconds from the body's arrival to this report (for a late outcome, to the handler's end), on the receiver's clock. */
   durationMs?: number;
   /** Which claim of the event this was: 1 the first time, more after a failure or an expired lease. */

@@ -11,6 +11,7 @@ import type { DeliveryOutcome, DeliveryReport, ErrorHandler } from './outcome.js
  */
 export const LEVEL: Readonly<Record<DeliveryOutcome, LogLevel>> = {
   processed: 'info',
+  queued: 'info',
   duplicate: 'debug',
   ignored: 'debug',
   rejected: 'warn',
@@ -84,6 +85,7 @@ function fieldsOf(r: DeliveryReport): object {
 }
 
 function messageOf(r: DeliveryReport, s: ReporterSettings): string {
+  if (r.job !== undefined) return jobMessage(r, r.job);
   if (r.late) {
     if (r.outcome === 'failed') {
       return '[@payhook/core] a handler failed after the service was answered 202, so the service will not redeliver the event: createReconciler recovers it.';
@@ -94,6 +96,16 @@ function messageOf(r: DeliveryReport, s: ReporterSettings): string {
   if (r.outcome === 'unauthorized' && r.reason !== undefined) return `${head}: ${signatureFix(r as SignatureDiagnosis, s.signatureHeader, s.mode)}`;
   if (r.outcome === 'invalid') return `${head}: ${invalidFix(r.error)}`;
   return head;
+}
+
+/** A queue worker's report: the job, its attempt, and what becomes of it when it went wrong. */
+function jobMessage(r: DeliveryReport, job: NonNullable<DeliveryReport['job']>): string {
+  const head = `[@payhook/core] job ${job.id} of queue ${job.queue}: ${r.outcome}, attempt ${job.attempt} of ${job.maxAttempts}`;
+  if (r.outcome === 'rejected' || r.outcome === 'invalid') return `${head}; it goes to the dead-letter queue`;
+  if (LEVEL[r.outcome] !== 'error' && r.outcome !== 'in-progress') return head;
+  return job.attempt >= job.maxAttempts
+    ? `${head}, the last; it goes to the dead-letter queue`
+    : `${head}; the queue runs it again after its backoff`;
 }
 
 /**

@@ -1,0 +1,118 @@
+import type { EventHandler, HandlerOptions } from './event-router.js';
+import { paymentEventSchema, type PaymentEvent, type PaymentEventName } from './event-schema.js';
+import type { JobInfo, QueuedEvent } from './handoff.js';
+import { needsClient, resolveRunOptions, SIGNATURE_HEADER, type RunOptions } from './options.js';
+import { claimAndRun, type RunInput } from './pipeline/claim-and-run.js';
+import { reportOf, type DeliveryReport, type ErrorHandler } from './pipeline/outcome.js';
+import { createRunCore } from './run-core.js';
+import type { Store } from './store.js';
+
+/** What the queue engine does with a job once the runner has run it. */
+export type JobVerdict =
+  /** Done: the handlers ran, or had run before, or nothing here handles the event. */
+  | { action: 'complete'; report: DeliveryReport }
+  /** Run it again after the engine's backoff: a handler threw, or the store could not be reached. */
+  | { action: 'retry'; report: DeliveryReport; error: Error }
+  /** Give up and move it to the dead-letter queue: NonRetriableError, the last attempt failed, or the job is not one payhook wrote. */
+  | { action: 'dead-letter'; report: DeliveryReport; error: Error };
+
+export interface JobRunner {
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): JobRunner;
+  onAny(handler: EventHandler, options?: HandlerOptions): JobRunner;
+  /** Called for every failure: handler errors, store errors, jobs that are not payhook's. */
+  onError(handler: ErrorHandler): JobRunner;
+  /** Run one job's event through the store and the handlers, and say what the engine should do with the job. Never rejects. */
+  run(data: unknown, job: JobInfo): Promise<JobVerdict>;
+  readonly store: Store;
+}
+
+/**
+ * The engine-independent half of a queue worker: claims the job's dedupe key in the store, runs
+ * the typed handlers with the same `ctx` a receiver gives (plus `ctx.job`), keeps the claim alive
+ * while they run, records the outcome, and turns it into a verdict for the engine. The queue
+ * packages (`@payhook/queue-bullmq`, `@payhook/queue-pg-boss`) wrap it in their `createWorker`.
+ *
+ * @example
+ * const runner = createJobRunner({ store }).on('payment.success', (event, ctx) => orders.markPaid(event.merchantReference));
+ * const verdict = await runner.run(job.data, { id: job.id, attempt: 1, maxAttempts: 5, queue: 'payhook' });
+ */
+export function createJobRunner(options: RunOptions = {}): JobRunner {
+  const o = resolveRunOptions(options);
+  if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
+  const { router, errorHandlers, report, settings } = createRunCore({ ...o, afterBudget: 'accept', signatureHeader: SIGNATURE_HEADER, mode: undefined });
+  const pause = (ms: number) => new Promise<void>((resolve) => o.clock.setTimeout(resolve, ms));
+
+  async function run(data: unknown, job: JobInfo): Promise<JobVerdict> {
+    const startedAt = o.clock.now();
+    const queued = readJob(data);
+    if (queued instanceof Error) {
+      const r = reportOf('invalid', { job, error: queued, durationMs: 0 });
+      return { action: 'dead-letter', report: report(r), error: queued };
+    }
+    const input: RunInput = { secretIndex: queued.secretIndex, source: queued.source, budgetMs: Infinity, startedAt, key: queued.dedupeKey, job };
+    let r = await claimAndRun(settings, queued.event, input);
+    // Another run holds the claim: a stalled copy of this job, or a worker killed mid-handler whose
+    // lease has not lapsed yet. Wait for the lease rather than spend one of the job's attempts.
+    const giveUpAt = startedAt + 2 * o.leaseMs;
+    while (r.outcome === 'in-progress' && o.clock.now() < giveUpAt) {
+      await pause(Math.min(1_000, Math.ceil(o.leaseMs / 4)));
+      r = await claimAndRun(settings, queued.event, input);
+    }
+    r.job = job;
+    r.durationMs = o.clock.now() - startedAt;
+    const verdict = verdictOf(r, job);
+    report(r);
+    return verdict;
+  }
+
+  const runner: JobRunner = {
+    on(event, handler, handlerOptions) {
+      needsClient(o.client, handlerOptions);
+      router.on(event, handler, handlerOptions);
+      return runner;
+    },
+    onAny(handler, handlerOptions) {
+      needsClient(o.client, handlerOptions);
+      router.onAny(handler, handlerOptions);
+      return runner;
+    },
+    onError(handler) {
+      errorHandlers.push(handler);
+      return runner;
+    },
+    run,
+    store: o.store,
+  };
+  return runner;
+}
+
+function verdictOf(r: DeliveryReport, job: JobInfo): JobVerdict {
+  switch (r.outcome) {
+    case 'processed':
+    case 'duplicate':
+    case 'ignored':
+    case 'mismatch':
+      return { action: 'complete', report: r };
+    case 'rejected':
+      return { action: 'dead-letter', report: r, error: asError(r) };
+    default:
+      return { action: job.attempt >= job.maxAttempts ? 'dead-letter' : 'retry', report: r, error: asError(r) };
+  }
+}
+
+const asError = (r: DeliveryReport): Error =>
+  r.error instanceof Error ? r.error : new Error(`[@payhook/core] job ${r.job?.id ?? '?'} ended ${r.outcome}${r.error === undefined ? '' : `: ${String(r.error)}`}`);
+
+/** The job as the receiver's handoff wrote it, or why it is not. */
+function readJob(data: unknown): QueuedEvent | Error {
+  const job = data as Partial<QueuedEvent> | null;
+  if (typeof job !== 'object' || job === null || job.v !== 1 || typeof job.dedupeKey !== 'string') {
+    return new Error('[@payhook/core] this job was not written by a payhook receiver (no v: 1 and dedupeKey); only a receiver\'s handoff may add jobs to a payhook queue.');
+  }
+  const parsed = paymentEventSchema.safeParse(job.event);
+  if (!parsed.success) {
+    return Object.assign(new Error(`[@payhook/core] the job's event is not a payment event: ${parsed.error.message}`), { issues: parsed.error.issues });
+  }
+  const source = job.source === 'reconcile' ? 'reconcile' : 'webhook';
+  return { v: 1, event: parsed.data as PaymentEvent, dedupeKey: job.dedupeKey, source, secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null, queuedAt: job.queuedAt ?? 0 };
+}
