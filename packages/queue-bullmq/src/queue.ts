@@ -1,0 +1,96 @@
+import type { HandlerContext } from '@payhook/core';
+import type { Handoff, QueuedEvent } from '@payhook/core/queue';
+import { Queue, type ConnectionOptions } from 'bullmq';
+
+export const NAME = '[@payhook/queue-bullmq]';
+
+export interface BullmqQueueOptions {
+  /** Where Redis is: ioredis options or an ioredis instance, as BullMQ takes them. */
+  connection: ConnectionOptions;
+  /** The queue's name (no `:`). Default `payhook`; its dead letters go to `<name>-dead-letter`. */
+  name?: string;
+  /** Runs of a job before it goes to the dead-letter queue. Default 8. */
+  attempts?: number;
+  /** The first retry's delay; each next one doubles it (BullMQ's exponential backoff). Default 1000. */
+  backoffMs?: number;
+  /**
+   * How long a completed job is kept. While it is, a retry that queues the same event again (a web
+   * process that died after the enqueue and before its done record) adds nothing: the job id is
+   * the event's dedupe key. Default one day, well past the service's 15 minutes of retries.
+   */
+  keepCompletedSeconds?: number;
+  /** BullMQ's key prefix. Default BullMQ's (`bull`). */
+  prefix?: string;
+}
+
+/** A BullMQ queue a receiver hands events to (`handoff`) and `createWorker` consumes. */
+export interface PayhookBullmqQueue extends Handoff {
+  readonly name: string;
+  /** The BullMQ queue, for its dashboards and counts. */
+  readonly queue: Queue<QueuedEvent>;
+  /** Where jobs go after their last attempt, or at once for NonRetriableError: each with the error that sent it. */
+  readonly deadLetters: Queue<DeadLetter>;
+  readonly options: Required<Pick<BullmqQueueOptions, 'attempts' | 'backoffMs'>> & BullmqQueueOptions;
+  close(): Promise<void>;
+}
+
+/** A job in the dead-letter queue: the job as it was queued, and why it ended there. */
+export interface DeadLetter extends QueuedEvent {
+  error: string;
+  attempts: number;
+  deadAt: number;
+}
+
+/**
+ * A BullMQ job id for a dedupe key: BullMQ refuses ids with `:` (every default key has two) and
+ * ids that are whole numbers, so the key is escaped, reversibly, and prefixed.
+ */
+export const jobIdOf = (dedupeKey: string): string => `e-${dedupeKey.replaceAll('%', '%25').replaceAll(':', '%3A')}`;
+
+/**
+ * Hand events to BullMQ on Redis. `enqueue` adds the job under the event's dedupe key as its id,
+ * so a second enqueue of the same event (after a crash before the receiver's done record) finds
+ * the first job and adds nothing.
+ *
+ * @example
+ * const queue = bullmqQueue({ connection: { host: '127.0.0.1', port: 6379 } });
+ * const receiver = createReceiver({ secret, store, handoff: queue }); // the web process
+ * createWorker({ queue, store }).on('payment.success', markPaid).start(); // a worker process
+ */
+export function bullmqQueue(options: BullmqQueueOptions): PayhookBullmqQueue {
+  const name = options.name ?? 'payhook';
+  if (name.includes(':') || name.length === 0) throw new TypeError(`${NAME} name must be a non-empty queue name without ':'; got ${JSON.stringify(name)}.`);
+  const attempts = options.attempts ?? 8;
+  if (!(Number.isInteger(attempts) && attempts >= 1)) throw new RangeError(`${NAME} attempts must be a whole number from 1; got ${attempts}. Leave it unset for 8.`);
+  const backoffMs = options.backoffMs ?? 1_000;
+  if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
+  const keep = options.keepCompletedSeconds ?? 24 * 60 * 60;
+  const base = { connection: options.connection, prefix: options.prefix };
+  const queue = new Queue<QueuedEvent>(name, base);
+  const deadLetters = new Queue<DeadLetter>(`${name}-dead-letter`, base);
+  // Unheard, an 'error' of a Queue's connection would end the process; the enqueue's own rejection carries it.
+  queue.on('error', () => {});
+  deadLetters.on('error', () => {});
+  const jobOptions = {
+    attempts,
+    backoff: { type: 'exponential', delay: backoffMs },
+    removeOnComplete: { age: keep },
+    removeOnFail: { age: 30 * 24 * 60 * 60 },
+  } as const;
+  return {
+    name,
+    queue,
+    deadLetters,
+    options: { ...options, attempts, backoffMs },
+    async enqueue(job: QueuedEvent, _ctx: HandlerContext) {
+      try {
+        await queue.add(job.event.event, job, { ...jobOptions, jobId: jobIdOf(job.dedupeKey) });
+      } catch (cause) {
+        throw new Error(`${NAME} could not add ${job.dedupeKey} to queue ${name}: ${(cause as Error).message}. Check that Redis is reachable; the service retries the delivery.`, { cause });
+      }
+    },
+    async close() {
+      await Promise.all([queue.close(), deadLetters.close()]);
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import type { EventHandler, HandlerOptions, PaymentEventName, ErrorHandler } from '@payhook/core';
+import { createJobRunner, type JobRunner, type QueuedEvent, type RunOptions } from '@payhook/core/queue';
+import { UnrecoverableError, Worker, type Job, type WorkerOptions as BullWorkerOptions } from 'bullmq';
+import { NAME, type PayhookBullmqQueue } from './queue.js';
+
+export interface WorkerOptions extends RunOptions {
+  queue: PayhookBullmqQueue;
+  /** Jobs this process runs at once. Default 4. */
+  concurrency?: number;
+  /** BullMQ's own worker settings (lockDuration, stalledInterval, maxStalledCount …), passed through. */
+  bullmq?: Partial<Omit<BullWorkerOptions, 'connection' | 'concurrency' | 'autorun' | 'prefix'>>;
+}
+
+export interface PayhookWorker {
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): PayhookWorker;
+  onAny(handler: EventHandler, options?: HandlerOptions): PayhookWorker;
+  onError(handler: ErrorHandler): PayhookWorker;
+  /** Start taking jobs; resolves once connected. */
+  start(): Promise<void>;
+  /** Stop taking jobs and wait for the running ones. */
+  close(): Promise<void>;
+  /** The BullMQ worker, once started. */
+  readonly worker: Worker<QueuedEvent> | undefined;
+  readonly runner: JobRunner;
+}
+
+/**
+ * Consume a payhook queue on BullMQ: each job runs the typed handlers once, through the store,
+ * with the same `ctx` a receiver gives plus `ctx.job`. A handler that throws is retried with the
+ * queue's backoff; NonRetriableError, or a failure on the last attempt, moves the job to the
+ * dead-letter queue. Run as many worker processes as you like.
+ *
+ * @example
+ * const worker = createWorker({ queue, store, concurrency: 8 })
+ *   .on('payment.success', store.transactional(async (event, ctx, client) => {
+ *     await client.query('update orders set paid = true where id = $1', [event.merchantReference]);
+ *   }));
+ * await worker.start();
+ */
+export function createWorker(options: WorkerOptions): PayhookWorker {
+  const { queue, concurrency = 4, bullmq, ...runOptions } = options;
+  if (!queue || typeof queue.enqueue !== 'function' || !queue.deadLetters) throw new TypeError(`${NAME} createWorker needs the queue: createWorker({ queue: bullmqQueue({ connection }), store }).`);
+  if (!(Number.isInteger(concurrency) && concurrency >= 1)) throw new RangeError(`${NAME} concurrency must be a whole number from 1; got ${concurrency}.`);
+  const runner = createJobRunner(runOptions);
+  let bull: Worker<QueuedEvent> | undefined;
+
+  async function processJob(job: Job<QueuedEvent>) {
+    const info = { id: job.id ?? '?', attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? 1, queue: queue.name };
+    const verdict = await runner.run(job.data, info);
+    if (verdict.action === 'complete') return verdict.report.outcome;
+    if (verdict.action === 'retry') throw verdict.error;
+    const dead = { ...(job.data as QueuedEvent), error: verdict.error.message, attempts: info.attempt, deadAt: Date.now() };
+    await queue.deadLetters.add(job.name, dead, { jobId: job.id });
+    // Failed in BullMQ's own records too, without a further attempt.
+    throw new UnrecoverableError(`${NAME} moved to ${queue.deadLetters.name}: ${verdict.error.message}`);
+  }
+
+  const worker: PayhookWorker = {
+    on(event, handler, handlerOptions) {
+      runner.on(event, handler, handlerOptions);
+      return worker;
+    },
+    onAny(handler, handlerOptions) {
+      runner.onAny(handler, handlerOptions);
+      return worker;
+    },
+    onError(handler) {
+      runner.onError(handler);
+      return worker;
+    },
+    async start() {
+      if (bull) return;
+      const { connection, prefix } = queue.options;
+      bull = new Worker<QueuedEvent>(queue.name, processJob, { maxStalledCount: 5, ...bullmq, connection, prefix, concurrency, autorun: false });
+      // Connection errors are retried by ioredis; a job's own error is already reported by the runner.
+      bull.on('error', () => {});
+      void bull.run();
+      await bull.waitUntilReady();
+    },
+    async close() {
+      await bull?.close();
+    },
+    get worker() {
+      return bull;
+    },
+    runner,
+  };
+  return worker;
+}

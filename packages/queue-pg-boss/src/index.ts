@@ -1,0 +1,2 @@
+export { pgBossQueue, type DeadLetter, type PayhookPgBossQueue, type PgBossQueueOptions } from './queue.js';
+export { createWorker, type PayhookWorker, type WorkerOptions } from './worker.js';

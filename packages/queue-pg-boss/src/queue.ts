@@ -1,0 +1,116 @@
+import type { EventHandler, HandlerContext } from '@payhook/core';
+import type { Handoff, QueuedEvent } from '@payhook/core/queue';
+import type { PostgresStore } from '@payhook/store-postgres';
+import PgBoss from 'pg-boss';
+
+export const NAME = '[@payhook/queue-pg-boss]';
+
+export interface PgBossQueueOptions {
+  /**
+   * The receiver's Postgres store, in the database pg-boss uses: the job is inserted in the
+   * transaction that writes the store's done record, so the event is queued exactly once.
+   */
+  store: PostgresStore;
+  /** Where pg-boss keeps its jobs (the same database as the store). Or pass `boss`. */
+  connectionString?: string;
+  /** A PgBoss of yours, not started or started; the queue starts it if needed and never stops it. */
+  boss?: PgBoss;
+  /** The queue's name. Default `payhook`; its dead letters go to `<name>-dead-letter`. */
+  name?: string;
+  /** Runs of a job before it goes to the dead-letter queue. Default 8. */
+  attempts?: number;
+  /** The first retry's delay; later ones grow (pg-boss's retryBackoff). Default 1000, rounded up to whole seconds. */
+  backoffMs?: number;
+  /**
+   * How long a job may run before pg-boss fails it and retries it: also how long the job of a
+   * worker that died waits before it runs again. Default 300; above your slowest handler.
+   */
+  expireInSeconds?: number;
+  /** pg-boss's own settings when the queue creates it (e.g. `maintenanceIntervalSeconds`, `max`). */
+  bossOptions?: Omit<PgBoss.ConstructorOptions, 'connectionString' | 'db'>;
+}
+
+/** A pg-boss queue a receiver hands events to (`handoff`) and `createWorker` consumes. */
+export interface PayhookPgBossQueue extends Handoff {
+  readonly name: string;
+  readonly deadLetterName: string;
+  readonly boss: PgBoss;
+  readonly attempts: number;
+  /** Start pg-boss (idempotent) and create the queues; `enqueue` and workers call it themselves. */
+  ready(): Promise<PgBoss>;
+  /** Stops pg-boss when the queue created it. */
+  close(): Promise<void>;
+}
+
+/** A job in the dead-letter queue: the job as it was queued, and why it ended there. */
+export interface DeadLetter extends QueuedEvent {
+  error?: string;
+  attempts?: number;
+  deadAt?: number;
+}
+
+/**
+ * Hand events to pg-boss on PostgreSQL. `enqueue` sends the job inside the transaction of the
+ * store's done record, fenced on the delivery's claim: both commit, or neither does.
+ *
+ * @example
+ * const store = postgresStore({ connectionString });
+ * const queue = pgBossQueue({ store, connectionString });
+ * const receiver = createReceiver({ secret, store, handoff: queue }); // the web process
+ * createWorker({ queue, store }).on('payment.success', markPaid).start(); // a worker process
+ */
+export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
+  const { store } = options;
+  if (!store || typeof store.transactional !== 'function') {
+    throw new TypeError(`${NAME} pgBossQueue needs the receiver's Postgres store: pgBossQueue({ store: postgresStore({ connectionString }), connectionString }).`);
+  }
+  if (!options.boss && !options.connectionString) throw new TypeError(`${NAME} pass connectionString (the store's database) or a PgBoss as boss.`);
+  const name = options.name ?? 'payhook';
+  const deadLetterName = `${name}-dead-letter`;
+  const attempts = options.attempts ?? 8;
+  if (!(Number.isInteger(attempts) && attempts >= 1)) throw new RangeError(`${NAME} attempts must be a whole number from 1; got ${attempts}. Leave it unset for 8.`);
+  const backoffMs = options.backoffMs ?? 1_000;
+  if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
+  const expireInSeconds = options.expireInSeconds ?? 300;
+  const owned = !options.boss;
+  const boss = options.boss ?? new PgBoss({ schedule: false, ...options.bossOptions, connectionString: options.connectionString });
+  // An unheard 'error' would end the process; pg-boss retries its own maintenance.
+  if (boss.listenerCount('error') === 0) boss.on('error', () => {});
+  const retry = { retryLimit: attempts - 1, retryDelay: Math.ceil(backoffMs / 1000), retryBackoff: true, expireInSeconds };
+
+  let started: Promise<PgBoss> | undefined;
+  const ready = () =>
+    (started ??= (async () => {
+      await boss.start();
+      await boss.createQueue(deadLetterName, { name: deadLetterName });
+      // Jobs a worker never finished (killed on their last attempt) still reach the dead letters.
+      await boss.createQueue(name, { name, ...retry, deadLetter: deadLetterName });
+      return boss;
+    })().catch((error: unknown) => {
+      started = undefined;
+      throw new Error(`${NAME} could not start pg-boss or create queue ${name}: ${(error as Error).message}. Check the connection string and the database's grants.`, { cause: error });
+    }));
+
+  // The job and the done record in one transaction, on the store's client, fenced on the claim token.
+  const sendInTransaction: EventHandler = store.transactional(async (_event, ctx, client) => {
+    const job = (ctx as HandlerContext & { [JOB]: QueuedEvent })[JOB];
+    await boss.send(name, job as object, { ...retry, db: { executeSql: (text, values) => client.query(text, values) } });
+  });
+
+  return {
+    name,
+    deadLetterName,
+    boss,
+    attempts,
+    ready,
+    async enqueue(job, ctx) {
+      await ready();
+      await sendInTransaction(job.event, { ...ctx, [JOB]: job } as HandlerContext);
+    },
+    async close() {
+      if (owned && started) await boss.stop({ graceful: true, wait: true, close: true });
+    },
+  };
+}
+
+const JOB = Symbol('payhook.queued-job');
