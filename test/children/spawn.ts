@@ -19,10 +19,13 @@ export interface ChildReceiver {
 }
 
 /** Start test/children/receiver.ts in its own Node process; resolves once it listens. */
-export function startReceiver(env: Record<string, string>): Promise<ChildReceiver> {
+export const startReceiver = (env: Record<string, string>): Promise<ChildReceiver> => startChild(childFile, env);
+
+/** Start a child TypeScript `file` that prints `READY <port>` in its own Node process; resolves once it is ready. */
+export function startChild(file: string, env: Record<string, string>): Promise<ChildReceiver> {
   // `--import tsx` runs TypeScript in this very process (the tsx CLI would add a wrapper process
   // that a kill -9 would not reach), and tsx resolves @payhook/* through tsconfig paths.
-  const child = spawn(process.execPath, ['--import', 'tsx', childFile], {
+  const child = spawn(process.execPath, ['--import', 'tsx', file], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -34,10 +37,10 @@ export function startReceiver(env: Record<string, string>): Promise<ChildReceive
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`receiver child did not start in 15 s:\n${err}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`child ${file} did not start in 15 s:\n${err}`)), 15_000);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`receiver child exited (${code ?? signal}) before it was ready:\n${err}`));
+      reject(new Error(`child ${file} exited (${code ?? signal}) before it was ready:\n${err}`));
     });
     child.stdout!.setEncoding('utf8').on('data', (d: string) => {
       out += d;
