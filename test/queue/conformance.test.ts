@@ -1,0 +1,169 @@
+import { createClient } from '@payhook/client';
+import { createReceiver, createReconciler, NonRetriableError, type HandlerContext, type Receiver } from '@payhook/core';
+import { queuedKey, type Handoff } from '@payhook/core/queue';
+import { postgresStore, type PostgresStore } from '@payhook/store-postgres';
+import { createEvent, signedRequest } from '@payhook/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { merchants, SANDBOX_KEY, SECRET, start, validInput } from '../reference/helpers.js';
+import { DATABASE_URL, requirePostgres, requireRedis } from '../services.js';
+import { ENGINES, type EngineName, type TestQueue, type TestWorker } from './engines.js';
+
+const servicesUp = (await requirePostgres()) !== undefined && (await requireRedis()) !== undefined;
+const quiet = { info() {}, warn() {}, error() {} };
+const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+const keyOf = (reference: string, event = 'payment.success') => `sandbox:${reference}:${event}`;
+
+describe.skipIf(!servicesUp).each(Object.keys(ENGINES) as EngineName[])('the queue contract on %s', (engine) => {
+  let store: PostgresStore;
+  let run = 0;
+  const open: { close(): Promise<void> }[] = [];
+  beforeAll(() => {
+    store = postgresStore({ connectionString: DATABASE_URL, table: `qconf_${engine.replace('-', '_')}_${Date.now()}` });
+  });
+  afterEach(async () => {
+    for (const o of open.splice(0).reverse()) await o.close();
+  });
+  afterAll(() => store.close());
+
+  /** A fresh queue, a receiver handing off to it, and a worker on it (not started). */
+  function setup(options: { attempts?: number; backoffMs?: number; handoff?: (q: TestQueue) => Handoff; leaseMs?: number } = {}) {
+    run += 1;
+    const queue = ENGINES[engine]({ store, name: `qconf-${engine}-${Date.now()}-${run}`, attempts: options.attempts ?? 3, backoffMs: options.backoffMs ?? 100 });
+    const receiver = createReceiver({ secret: SECRET, store, handoff: options.handoff?.(queue) ?? queue, logger: quiet, budgetMs: 1_000, leaseMs: options.leaseMs ?? 30_000 });
+    const worker = queue.worker({ store, concurrency: 2, leaseMs: 2_000 });
+    open.push(queue, worker);
+    return { queue, receiver, worker };
+  }
+  const deliver = async (receiver: Receiver, reference: string, event = 'payment.success') => {
+    const response = await receiver.handle(signedRequest(createEvent(event as 'payment.success', { reference }), { secret: SECRET }));
+    return `${response.status} ${((await response.json()) as { outcome: string }).outcome}`;
+  };
+  const reference = () => `Pq${engine.replace('-', '')}${Date.now()}${run}`;
+
+  it('answers 200 queued once the job is on the queue; the worker runs the handler with the receiver\'s ctx and the job\'s', async () => {
+    const { queue, receiver, worker } = setup();
+    const ref = reference();
+    const seen: HandlerContext[] = [];
+    worker.on('payment.success', (_event, ctx) => void seen.push(ctx));
+    expect(await deliver(receiver, ref)).toBe('200 queued');
+    expect(await queue.jobsFor(keyOf(ref))).toBe(1);
+    await worker.start();
+    await until('the handler', () => seen.length === 1);
+    expect(seen[0]).toMatchObject({ reference: ref, dedupeKey: keyOf(ref), source: 'webhook', secretIndex: 0, attempt: 1, redelivery: false });
+    expect(seen[0]!.job).toMatchObject({ attempt: 1, maxAttempts: 3 });
+    await until('the done record', async () => (await store.get(keyOf(ref)))?.state === 'done');
+    expect(await store.get(queuedKey(keyOf(ref)))).toMatchObject({ state: 'done' });
+  });
+
+  it('answers a copy after the enqueue 200 duplicate and queues nothing; concurrent copies queue one job', async () => {
+    const { queue, receiver } = setup();
+    const ref = reference();
+    expect(await deliver(receiver, ref)).toBe('200 queued');
+    expect(await deliver(receiver, ref)).toBe('200 duplicate');
+    const ref2 = `${ref}b`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => deliver(receiver, ref2)));
+    expect(answers.filter((a) => a === '200 queued')).toHaveLength(1);
+    expect(answers.every((a) => ['200 queued', '200 duplicate', '409 in-progress'].includes(a))).toBe(true);
+    expect(await queue.jobsFor(keyOf(ref))).toBe(1);
+    expect(await queue.jobsFor(keyOf(ref2))).toBe(1);
+  });
+
+  it('retries a handler that throws, with backoff, counting ctx.job.attempt; the effect commits once with the done record', async () => {
+    const { receiver, worker } = setup({ attempts: 4 });
+    const ref = reference();
+    const attempts: { attempt: number; at: number }[] = [];
+    await store.pool.query('create table if not exists payhook_test_queue_effects (key text not null)');
+    worker.on(
+      'payment.success',
+      store.transactional(async (event, ctx, client) => {
+        attempts.push({ attempt: ctx.job!.attempt, at: Date.now() });
+        await client.query('insert into payhook_test_queue_effects (key) values ($1)', [event.reference]);
+        if (ctx.job!.attempt < 3) throw new Error('not yet');
+      }),
+    );
+    await worker.start();
+    expect(await deliver(receiver, ref)).toBe('200 queued');
+    await until('the third attempt to commit', async () => (await store.get(keyOf(ref)))?.state === 'done');
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
+    // The engine waited between attempts (its backoff), and the rolled-back runs left nothing.
+    expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(attempts[1]!.at - attempts[0]!.at - 50);
+    const { rows } = await store.pool.query('select count(*)::int as n from payhook_test_queue_effects where key = $1', [ref]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('moves a job to the dead-letter queue at once on NonRetriableError, and after the last attempt otherwise', async () => {
+    const { queue, receiver, worker } = setup({ attempts: 2 });
+    const [never, broken] = [reference(), `${reference()}x`];
+    const runs: Record<string, number> = {};
+    worker.on('payment.success', (event) => {
+      runs[event.reference] = (runs[event.reference] ?? 0) + 1;
+      if (event.reference === never) throw new NonRetriableError('order unknown');
+      throw new Error('database down');
+    });
+    await worker.start();
+    expect(await deliver(receiver, never)).toBe('200 queued');
+    expect(await deliver(receiver, broken)).toBe('200 queued');
+    await until('both dead letters', async () => (await queue.deadLetters()).length === 2, 30_000);
+    const dead = await queue.deadLetters();
+    expect(dead.find((d) => d.dedupeKey === keyOf(never))?.error).toContain('order unknown');
+    expect(dead.find((d) => d.dedupeKey === keyOf(broken))?.error).toContain('database down');
+    expect(runs).toEqual({ [never]: 1, [broken]: 2 });
+    // NonRetriableError is done (failed) and never runs again; the other is released for a replay.
+    expect(await store.get(keyOf(never))).toMatchObject({ state: 'done', outcome: 'failed' });
+    expect((await store.get(keyOf(broken)))?.state).toBe('released');
+  });
+
+  it('leaves an event whose web process died between claim and enqueue to the service\'s retry, which queues it once', async () => {
+    const { queue, receiver } = setup({ leaseMs: 1_500 });
+    const ref = reference();
+    // What a web process killed after its claim leaves behind: the queued key, claimed, nothing enqueued.
+    expect((await store.claim(queuedKey(keyOf(ref)), 1_500)).status).toBe('claimed');
+    expect(await deliver(receiver, ref)).toBe('409 in-progress');
+    expect(await queue.jobsFor(keyOf(ref))).toBe(0);
+    await until('the lease to lapse', async () => (await deliver(receiver, ref)) === '200 queued', 10_000);
+    expect(await deliver(receiver, ref)).toBe('200 duplicate');
+    expect(await queue.jobsFor(keyOf(ref))).toBe(1);
+  });
+
+  it('answers 5xx when the enqueue fails, without a done record, so the retry queues the event', async () => {
+    let fail = true;
+    const { queue, receiver } = setup({
+      handoff: (q) => ({
+        enqueue: (job, ctx) => (fail ? Promise.reject(new Error('queue down')) : q.enqueue(job, ctx)),
+      }),
+    });
+    const ref = reference();
+    expect(await deliver(receiver, ref)).toBe('500 failed');
+    expect((await store.get(queuedKey(keyOf(ref))))?.state).toBe('released');
+    fail = false;
+    expect(await deliver(receiver, ref)).toBe('200 queued');
+    expect(await queue.jobsFor(keyOf(ref))).toBe(1);
+  });
+
+  it('has the reconciler queue an event the webhooks missed, once, and a second run queue nothing', async () => {
+    const { queue, receiver, worker } = setup();
+    const ref = await start({ allowHttpCallbacks: true, merchants: merchants('http://127.0.0.1:9/unreachable') });
+    open.push(ref);
+    const ran: string[] = [];
+    worker.on('payment.success', (event) => void ran.push(event.reference));
+    await worker.start();
+    await ref.call('POST', '/_sandbox/faults', { body: { type: 'drop', count: 1 } });
+    const { json } = await ref.call('POST', '/v1/transactions/initialize', { body: validInput() });
+    expect((await ref.call('POST', `/_sandbox/transactions/${json.reference}/pay`)).status).toBe(200);
+    const client = createClient({ apiKey: SANDBOX_KEY, baseUrl: ref.url, priority: 'background' });
+    const reconciler = createReconciler({ client, receiver, logger: quiet });
+    const range = { from: new Date(ref.service.clock.now() - 3_600_000), to: new Date(ref.service.clock.now() + 60_000) };
+    const first = await reconciler.run(range);
+    expect(first.recovered.map((r) => `${r.reference} ${r.outcome}`)).toEqual([`${json.reference} queued`]);
+    expect((await reconciler.run(range)).recovered).toEqual([]);
+    await until('the worker', () => ran.length === 1);
+    expect(await queue.jobsFor(keyOf(json.reference))).toBe(1);
+    expect(ran).toEqual([json.reference]);
+  });
+});
