@@ -36,7 +36,7 @@ export interface JobRunner {
  * const runner = createJobRunner({ store }).on('payment.success', (event, ctx) => orders.markPaid(event.merchantReference));
  * const verdict = await runner.run(job.data, { id: job.id, attempt: 1, maxAttempts: 5, queue: 'payhook' });
  */
-export function createJobRunner(options: RunOptions = {}): JobRunner {
+export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): JobRunner {
   const o = resolveRunOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const { router, errorHandlers, report, settings } = createRunCore({ ...o, afterBudget: 'accept', signatureHeader: SIGNATURE_HEADER, mode: undefined });

@@ -3,7 +3,8 @@ import { createJobRunner, type JobRunner, type QueuedEvent, type RunOptions } fr
 import { UnrecoverableError, Worker, type Job, type WorkerOptions as BullWorkerOptions } from 'bullmq';
 import { NAME, type PayhookBullmqQueue } from './queue.js';
 
-export interface WorkerOptions extends RunOptions {
+/** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
+export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
   queue: PayhookBullmqQueue;
   /** Jobs this process runs at once. Default 4. */
   concurrency?: number;

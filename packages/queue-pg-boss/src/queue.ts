@@ -82,9 +82,9 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
   const ready = () =>
     (started ??= (async () => {
       await boss.start();
-      await boss.createQueue(deadLetterName, { name: deadLetterName });
+      await deadlockRetried(() => boss.createQueue(deadLetterName, { name: deadLetterName }));
       // Jobs a worker never finished (killed on their last attempt) still reach the dead letters.
-      await boss.createQueue(name, { name, ...retry, deadLetter: deadLetterName });
+      await deadlockRetried(() => boss.createQueue(name, { name, ...retry, deadLetter: deadLetterName }));
       return boss;
     })().catch((error: unknown) => {
       started = undefined;
@@ -108,9 +108,26 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
       await sendInTransaction(job.event, { ...ctx, [JOB]: job } as HandlerContext);
     },
     async close() {
-      if (owned && started) await boss.stop({ graceful: true, wait: true, close: true });
+      // pg-boss's stop() is a no-op when it never started.
+      if (owned) await boss.stop({ graceful: true, wait: true, close: true });
     },
   };
 }
 
 const JOB = Symbol('payhook.queued-job');
+
+/**
+ * pg-boss's createQueue creates a partition table; processes that create the same new queue at
+ * once (a first deploy starting the web process and the workers together) can deadlock in
+ * Postgres (40P01), which aborts all but one. The queue exists after the winner: try again.
+ */
+async function deadlockRetried(create: () => Promise<void>): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await create();
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || tries >= 8) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 * tries + Math.random() * 50));
+    }
+  }
+}

@@ -3,7 +3,8 @@ import { createJobRunner, type JobRunner, type QueuedEvent, type RunOptions } fr
 import type PgBoss from 'pg-boss';
 import { NAME, type PayhookPgBossQueue } from './queue.js';
 
-export interface WorkerOptions extends RunOptions {
+/** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
+export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
   queue: PayhookPgBossQueue;
   /** Jobs this process runs at once (one pg-boss poller each). Default 4. */
   concurrency?: number;

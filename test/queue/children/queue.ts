@@ -9,6 +9,7 @@
  *   CHILD_REDIS       the Redis URL (BullMQ)
  */
 import { postgresStore } from '@payhook/store-postgres';
+import pg from 'pg';
 import { bullmqQueue } from '@payhook/queue-bullmq';
 import { pgBossQueue } from '@payhook/queue-pg-boss';
 
@@ -20,7 +21,10 @@ export const env = (name: string, fallback?: string): string => {
 
 export const engine = env('QUEUE_ENGINE');
 export const url = env('CHILD_URL');
-export const store = postgresStore({ connectionString: url, table: env('CHILD_TABLE', 'payhook_deliveries') });
+// Small pools: a test starts up to six of these processes against one server (max_connections 100),
+// while other test files use it too.
+const pool = new pg.Pool({ connectionString: url, max: Number(env('CHILD_PG_MAX', '4')), connectionTimeoutMillis: 5_000 });
+export const store = postgresStore({ pool, table: env('CHILD_TABLE', 'payhook_deliveries') });
 const common = {
   name: env('QUEUE_NAME'),
   attempts: Number(env('QUEUE_ATTEMPTS', '8')),
@@ -35,7 +39,7 @@ export const queue =
         connectionString: url,
         expireInSeconds: Number(env('QUEUE_EXPIRE_S', '300')),
         // Small pools: the tests start several of these processes against one server.
-        bossOptions: { max: 4, maintenanceIntervalSeconds: Number(env('QUEUE_MAINTENANCE_S', '120')) },
+        bossOptions: { max: 3, maintenanceIntervalSeconds: Number(env('QUEUE_MAINTENANCE_S', '120')) },
       });
 
 function redisOptions(redisUrl: string) {
