@@ -23,6 +23,8 @@ export interface JobRunner {
   onError(handler: ErrorHandler): JobRunner;
   /** Run one job's event through the store and the handlers, and say what the engine should do with the job. Never rejects. */
   run(data: unknown, job: JobInfo): Promise<JobVerdict>;
+  /** Log an engine's own failure (a job that could not be fetched or marked done) through the worker's logger, at error. */
+  logError(message: string, error: unknown): void;
   readonly store: Store;
 }
 
@@ -81,6 +83,7 @@ export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): Jo
       return runner;
     },
     run,
+    logError: (message, error) => o.log.write('error', { err: error }, message),
     store: o.store,
   };
   return runner;

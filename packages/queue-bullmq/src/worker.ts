@@ -73,8 +73,8 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
       if (bull) return;
       const { connection, prefix } = queue.options;
       bull = new Worker<QueuedEvent>(queue.name, processJob, { maxStalledCount: 5, ...bullmq, connection, prefix, concurrency, autorun: false });
-      // Connection errors are retried by ioredis; a job's own error is already reported by the runner.
-      bull.on('error', () => {});
+      // Unheard, an 'error' would end the process; ioredis reconnects by itself. A job's own error is reported by the runner.
+      bull.on('error', (error) => runner.logError(`${NAME} the BullMQ worker of ${queue.name} reported an error; it goes on`, error));
       void bull.run();
       await bull.waitUntilReady();
     },

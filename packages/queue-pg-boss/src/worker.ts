@@ -4,12 +4,13 @@ import type PgBoss from 'pg-boss';
 import { NAME, type PayhookPgBossQueue } from './queue.js';
 
 /** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
+/** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
 export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
   queue: PayhookPgBossQueue;
-  /** Jobs this process runs at once (one pg-boss poller each). Default 4. */
+  /** Jobs this process runs at once. Default 4. */
   concurrency?: number;
-  /** How often an idle poller looks for jobs. Default 0.5 s, pg-boss's shortest. */
-  pollingIntervalSeconds?: number;
+  /** How long an idle slot waits before it asks for a job again. Default 500 ms; a slot that got one asks again at once. */
+  pollingIntervalMs?: number;
 }
 
 export interface PayhookWorker {
@@ -29,6 +30,10 @@ export interface PayhookWorker {
  * queue's backoff; NonRetriableError, or a failure on the last attempt, moves the job to the
  * dead-letter queue. The store's `transactional()` commits an effect with the event's done record.
  *
+ * Each of `concurrency` slots fetches one job, runs it, and marks it completed or failed itself:
+ * pg-boss 10's own `work()` leaves that last call unawaited (a database error then ends the
+ * process) and waits a polling interval after every job, which caps a busy worker.
+ *
  * @example
  * const worker = createWorker({ queue, store, concurrency: 8 })
  *   .on('payment.success', store.transactional(async (event, ctx, client) => {
@@ -37,29 +42,57 @@ export interface PayhookWorker {
  * await worker.start();
  */
 export function createWorker(options: WorkerOptions): PayhookWorker {
-  const { queue, concurrency = 4, pollingIntervalSeconds = 0.5, ...runOptions } = options;
+  const { queue, concurrency = 4, pollingIntervalMs = 500, ...runOptions } = options;
   if (!queue || typeof queue.ready !== 'function') throw new TypeError(`${NAME} createWorker needs the queue: createWorker({ queue: pgBossQueue({ store, connectionString }), store }).`);
   if (!(Number.isInteger(concurrency) && concurrency >= 1)) throw new RangeError(`${NAME} concurrency must be a whole number from 1; got ${concurrency}.`);
   const runner = createJobRunner(runOptions);
-  const ids: string[] = [];
-  const running = new Set<Promise<unknown>>();
+  const log = (message: string, error: unknown) => runner.logError(`${NAME} ${message}`, error);
+  let stopping = false;
+  let slots: Promise<void>[] = [];
+  const sleeping = new Set<() => void>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        sleeping.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      sleeping.add(done);
+    });
 
-  function processJob(jobs: PgBoss.JobWithMetadata<QueuedEvent>[]) {
-    const run = runJob(jobs);
-    running.add(run);
-    void run.then(() => running.delete(run), () => running.delete(run));
-    return run;
-  }
-
-  async function runJob([job]: PgBoss.JobWithMetadata<QueuedEvent>[]) {
-    if (!job) return;
+  /** Run one job; what pg-boss should record of it. */
+  async function runJob(boss: PgBoss, job: PgBoss.JobWithMetadata<QueuedEvent>): Promise<{ ok: boolean; data: object }> {
     const info = { id: job.id, attempt: job.retryCount + 1, maxAttempts: job.retryLimit + 1, queue: queue.name };
     const verdict = await runner.run(job.data, info);
-    if (verdict.action === 'complete') return verdict.report.outcome;
-    if (verdict.action === 'retry') throw verdict.error;
-    const dead = { ...job.data, error: verdict.error.message, attempts: info.attempt, deadAt: Date.now() };
-    await queue.boss.send(queue.deadLetterName, dead);
-    return 'dead-letter';
+    if (verdict.action === 'complete') return { ok: true, data: { outcome: verdict.report.outcome } };
+    if (verdict.action === 'retry') return { ok: false, data: { message: verdict.error.message } };
+    await boss.send(queue.deadLetterName, { ...job.data, error: verdict.error.message, attempts: info.attempt, deadAt: Date.now() });
+    return { ok: true, data: { outcome: 'dead-letter' } };
+  }
+
+  async function slot(boss: PgBoss): Promise<void> {
+    while (!stopping) {
+      let job: PgBoss.JobWithMetadata<QueuedEvent> | undefined;
+      try {
+        [job] = await boss.fetch<QueuedEvent>(queue.name, { batchSize: 1, includeMetadata: true });
+      } catch (error) {
+        log(`could not fetch a job from ${queue.name}; trying again`, error);
+        await pause(Math.max(pollingIntervalMs, 1_000));
+        continue;
+      }
+      if (!job) {
+        await pause(pollingIntervalMs);
+        continue;
+      }
+      try {
+        const { ok, data } = await runJob(boss, job);
+        await (ok ? boss.complete(queue.name, job.id, data) : boss.fail(queue.name, job.id, data));
+      } catch (error) {
+        // The job stays active until it expires (expireInSeconds), then runs again: its done record makes that run a duplicate.
+        log(`could not record the end of job ${job.id}; it runs again once it expires`, error);
+      }
+    }
   }
 
   const worker: PayhookWorker = {
@@ -76,15 +109,15 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
       return worker;
     },
     async start() {
-      if (ids.length > 0) return;
+      if (slots.length > 0) return;
       const boss = await queue.ready();
-      const workOptions = { batchSize: 1, includeMetadata: true as const, pollingIntervalSeconds };
-      for (let i = 0; i < concurrency; i++) ids.push(await boss.work<QueuedEvent>(queue.name, workOptions, processJob));
+      stopping = false;
+      slots = Array.from({ length: concurrency }, () => slot(boss));
     },
     async close() {
-      await Promise.all(ids.splice(0).map((id) => queue.boss.offWork({ id })));
-      // offWork stops the pollers; the jobs they took are still running.
-      await Promise.allSettled(running);
+      stopping = true;
+      for (const done of [...sleeping]) done();
+      await Promise.all(slots.splice(0));
     },
     runner,
   };
