@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChild, type ChildReceiver } from '../children/spawn.js';
+import { countPg, effectsTable } from '../effects.js';
+import { requirePostgres, requireRedis } from '../services.js';
+import { answerProblems, errorKinds, planLoad, seeded, send, tallyAnswers, until, type LoadPlan } from './load-helpers.js';
+
+const SECRET = 'whsec_queue_load';
+const WEBS = 2;
+const WORKERS = 4;
+const EVENTS = 7_000;
+/** 30% of the 10,000 deliveries are copies of an event: a third sent with another delivery of it, to the other web process. */
+const COPIES = 3_000;
+const CONCURRENT_COPIES = 1_000;
+const IN_FLIGHT = 48;
+/**
+ * Jobs at once per worker process. A pg-boss poller takes one job per 0.5 s poll (its shortest
+ * interval) however long the backlog, so 4 × 16 pollers cap pg-boss at about 128 jobs/s.
+ */
+const CONCURRENCY = { bullmq: 8, 'pg-boss': 16 } as const;
+/** The service's retry schedule, shortened: a 409 in-progress lasts as long as one enqueue. */
+const RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000, 4_000];
+const DRAIN_TIMEOUT_MS = 120_000;
+const SEED = Number(process.env.QUEUE_LOAD_SEED ?? Date.now() % 2 ** 31);
+
+const webFile = fileURLToPath(new URL('./children/web.ts', import.meta.url));
+const workerFile = fileURLToPath(new URL('./children/worker.ts', import.meta.url));
+
+const pgUrl = await requirePostgres();
+const redisUrl = await requireRedis();
+
+type Engine = 'bullmq' | 'pg-boss';
+/** The engine's queue at the end: jobs of the main queue by state, and every job of its dead-letter queue. */
+interface QueueEnd {
+  jobs: Record<string, number>;
+  deadLetters: number;
+}
+
+function inspector(engine: Engine, name: string, db: () => pg.Pool | pg.PoolClient): { end(): Promise<QueueEnd>; remove(): Promise<void> } {
+  if (engine === 'bullmq') {
+    const u = new URL(redisUrl!);
+    const connection = { host: u.hostname, port: Number(u.port || 6379) };
+    const queues = [new Queue(name, { connection }), new Queue(`${name}-dead-letter`, { connection })] as const;
+    const states = ['completed', 'failed', 'active', 'wait', 'waiting', 'delayed', 'paused', 'prioritized', 'waiting-children'] as const;
+    return {
+      async end() {
+        const [jobs, dead] = await Promise.all(queues.map((q) => q.getJobCounts(...states)));
+        const nonzero = Object.fromEntries(Object.entries(jobs!).filter(([, n]) => n > 0));
+        return { jobs: nonzero, deadLetters: Object.values(dead!).reduce((a, n) => a + n, 0) };
+      },
+      async remove() {
+        for (const q of queues) await q.obliterate({ force: true }).catch(() => {});
+        await Promise.all(queues.map((q) => q.close()));
+      },
+    };
+  }
+  return {
+    async end() {
+      const { rows } = await db().query<{ name: string; state: string; n: number }>(
+        'select name, state, count(*)::int as n from pgboss.job where name = any($1) group by name, state',
+        [[name, `${name}-dead-letter`]],
+      );
+      const jobs = Object.fromEntries(rows.filter((r) => r.name === name).map((r) => [r.state, r.n]));
+      return { jobs, deadLetters: rows.filter((r) => r.name !== name).reduce((a, r) => a + r.n, 0) };
+    },
+    async remove() {
+      // delete_queue refuses a queue that still has jobs, or a dead-letter queue another queue names: jobs first, then the queue, then its dead letters.
+      for (const q of [name, `${name}-dead-letter`]) {
+        await db().query('delete from pgboss.job where name = $1', [q]).catch(() => {});
+        await db().query('select pgboss.delete_queue($1)', [q]).catch(() => {});
+      }
+    },
+  };
+}
+
+const available = (engine: Engine) => pgUrl !== undefined && (engine === 'pg-boss' || redisUrl !== undefined);
+
+describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (engine) => {
+  describe.skipIf(!available(engine))(`${WEBS} web processes and ${WORKERS} workers`, () => {
+    const stamp = `${Date.now()}`;
+    const name = `qload_${engine.replace('-', '_')}_${stamp}`;
+    const table = `qload_${engine.replace('-', '_')}_${stamp}`;
+    const run = `qload-${engine}-${randomUUID()}`;
+    const children: ChildReceiver[] = [];
+    let pool: pg.Pool;
+    /** A connection held from the start, so that the test's own queries need no new one while the children hold theirs. */
+    let held: pg.PoolClient | undefined;
+    const db = () => held ?? pool;
+    let queue: ReturnType<typeof inspector>;
+    const common = () => ({
+      QUEUE_ENGINE: engine,
+      QUEUE_NAME: name,
+      CHILD_URL: pgUrl!,
+      CHILD_TABLE: table,
+      CHILD_REDIS: redisUrl ?? '',
+      CHILD_SECRET: SECRET,
+    });
+    const stderr = () => children.map((c, i) => `--- child ${i} (pid ${c.process.pid}, exit ${c.process.exitCode ?? c.process.signalCode ?? '-'}):\n${c.stderr().slice(-2_000)}`).join('\n');
+
+    beforeAll(async () => {
+      pool = await effectsTable(pgUrl!);
+      held = await pool.connect();
+      queue = inspector(engine, name, db);
+      const worker = () =>
+        startChild(workerFile, { ...common(), CHILD_RUN: run, CHILD_EFFECT: 'both', CHILD_CONCURRENCY: String(CONCURRENCY[engine]) });
+      // All at once, as a first deploy starts them: every one creates the queues (pg-boss's
+      // createQueue deadlocks when processes run it together; the queue package tries again).
+      const rest = await Promise.allSettled([...Array.from({ length: WORKERS }, worker), ...Array.from({ length: WEBS }, () => startChild(webFile, common()))]);
+      for (const r of rest) if (r.status === 'fulfilled') children.push(r.value);
+      const failed = rest.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    }, 60_000);
+
+    afterAll(async () => {
+      await Promise.all(children.map((c) => c.stop()));
+      if (!pool) return;
+      held?.release();
+      held = undefined;
+      await queue?.remove();
+      await pool.query('delete from payhook_test_effects where run = $1', [run]).catch(() => {});
+      await pool.query(`drop table if exists ${table}`).catch(() => {});
+      await pool.end();
+    }, 60_000);
+
+    it(`queues each of ${EVENTS} events once among ${EVENTS + COPIES} deliveries, and runs its transactional effect once`, async () => {
+      const ports = children.slice(WORKERS).map((c) => c.port);
+      const plan: LoadPlan = planLoad({ run, secret: SECRET, events: EVENTS, copies: COPIES, concurrentCopies: CONCURRENT_COPIES, ports: WEBS, random: seeded(SEED) });
+      expect(plan.deliveries).toHaveLength(EVENTS + COPIES);
+      expect(plan.slots.filter((slot) => slot.length === 2)).toHaveLength(CONCURRENT_COPIES);
+
+      // Events whose transactional row is in: it commits with the event's done record.
+      const done = async () =>
+        (await db().query<{ n: number }>(`select count(*)::int as n from payhook_test_effects where run = $1 and key not like 'plain:%'`, [run])).rows[0]!.n;
+      const started = performance.now();
+      await send(plan, ports, IN_FLIGHT, RETRY_DELAYS_MS);
+      const sentMs = performance.now() - started;
+      const doneWhenSent = await done();
+      const answers = tallyAnswers(plan.deliveries);
+      const log = `[queue load ${engine}] seed ${SEED}`;
+      console.log(`${log}: ${plan.deliveries.length} deliveries in ${(sentMs / 1000).toFixed(1)} s (${Math.round(plan.deliveries.length / (sentMs / 1000))}/s), answers`, answers);
+
+      // Never a 5xx (nor a broken connection); 200 queued once per event, every other copy 200 duplicate.
+      expect(Object.keys(answers).filter((a) => !/^(200 queued|200 duplicate|409 in-progress)$/.test(a)), stderr()).toEqual([]);
+      expect(answerProblems(plan).slice(0, 20), stderr()).toEqual([]);
+      expect(answers['200 queued']).toBe(EVENTS);
+
+      // The workers drain the queue: every event's transactional row, which commits with its done record.
+      let lastDone = 0;
+      await until(
+        async () => {
+          const dead = children.find((c) => c.process.exitCode !== null || c.process.signalCode !== null);
+          if (dead) throw new Error(`a child died under load:\n${stderr()}`);
+          lastDone = await done();
+          return lastDone >= EVENTS;
+        },
+        DRAIN_TIMEOUT_MS,
+        async () => `${lastDone} of ${EVENTS} events processed; queue ${JSON.stringify(await queue.end())}\n${stderr()}`,
+      );
+      const drainedMs = performance.now() - started;
+      console.log(`${log}: all ${EVENTS} processed ${(drainedMs / 1000).toFixed(1)} s after the first delivery (${((drainedMs - sentMs) / 1000).toFixed(1)} s after the last answer, ${doneWhenSent} done by then), ${Math.round(EVENTS / (drainedMs / 1000))} events/s`);
+
+      // Back to the pool, for countPg to find idle.
+      held?.release();
+      held = undefined;
+      const effects = await countPg(pool, run);
+      const tx = plan.references.map((ref) => effects.get(ref) ?? 0);
+      const plain = plan.references.map((ref) => effects.get(`plain:${ref}`) ?? 0);
+      // Exactly once for the transactional effect, at least once for the plain one, and nothing else.
+      expect(tx.filter((n) => n !== 1)).toEqual([]);
+      expect(plain.filter((n) => n < 1)).toEqual([]);
+      expect(effects.size).toBe(2 * EVENTS);
+
+      // The plain duplicates: rows beyond one per event, counted two ways (all rows, and the extra runs of the events that ran more than once).
+      const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from payhook_test_effects where run = $1 and key like 'plain:%'`, [run]);
+      const plainDuplicates = rows[0]!.n - EVENTS;
+      const rerun = plain.filter((n) => n > 1);
+      console.log(`${log}: ${plainDuplicates} plain duplicates (${rerun.length} events ran their handler more than once); the children's errors:`, errorKinds(children.flatMap((c) => c.stderr().split('\n'))));
+      expect(plainDuplicates).toBeGreaterThanOrEqual(0);
+      expect(plainDuplicates).toBe(rerun.reduce((a, n) => a + n - 1, 0));
+
+      // The queue ended with one completed job per event and no dead letters.
+      // (An engine marks a job completed a moment after its handler's transaction commits.)
+      let end: QueueEnd = await queue.end();
+      await until(async () => (end = await queue.end()).jobs.completed === EVENTS, 30_000, () => `queue ${JSON.stringify(end)}`).catch(() => {});
+      console.log(`${log}: queue at the end`, end);
+      expect(end.deadLetters).toBe(0);
+      expect(end.jobs).toEqual({ completed: EVENTS });
+    }, 300_000);
+  });
+});
