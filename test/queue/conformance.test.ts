@@ -6,7 +6,7 @@ import { createEvent, signedRequest } from '@payhook/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { merchants, SANDBOX_KEY, SECRET, start, validInput } from '../reference/helpers.js';
 import { DATABASE_URL, requirePostgres, requireRedis } from '../services.js';
-import { ENGINES, type EngineName, type TestQueue, type TestWorker } from './engines.js';
+import { ENGINES, type EngineName, type TestQueue } from './engines.js';
 
 const servicesUp = (await requirePostgres()) !== undefined && (await requireRedis()) !== undefined;
 const quiet = { info() {}, warn() {}, error() {} };

@@ -1,5 +1,4 @@
-import type { ErrorHandler, EventHandler, HandlerOptions, PaymentEventName } from '@payhook/core';
-import type { Handoff } from '@payhook/core/queue';
+import type { Handoff, QueueWorker } from '@payhook/core/queue';
 import { bullmqQueue, createWorker as bullmqWorker, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
 import { createWorker as pgBossWorker, pgBossQueue, type PayhookPgBossQueue } from '@payhook/queue-pg-boss';
 import type { PostgresStore } from '@payhook/store-postgres';
@@ -11,15 +10,7 @@ export interface TestQueue extends Handoff {
   jobsFor(dedupeKey: string): Promise<number>;
   /** The dead-letter queue's jobs: the event's dedupe key and the error that sent it there. */
   deadLetters(): Promise<{ dedupeKey: string; error: string | undefined }[]>;
-  worker(options: { store: PostgresStore; concurrency?: number; leaseMs?: number }): TestWorker;
-  close(): Promise<void>;
-}
-
-export interface TestWorker {
-  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): TestWorker;
-  onAny(handler: EventHandler): TestWorker;
-  onError(handler: ErrorHandler): TestWorker;
-  start(): Promise<void>;
+  worker(options: { store: PostgresStore; concurrency?: number; leaseMs?: number }): QueueWorker;
   close(): Promise<void>;
 }
 

@@ -119,3 +119,47 @@ function readJob(data: unknown): QueuedEvent | Error {
   const source = job.source === 'reconcile' ? 'reconcile' : 'webhook';
   return { v: 1, event: parsed.data as PaymentEvent, dedupeKey: job.dedupeKey, source, secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null, queuedAt: job.queuedAt ?? 0 };
 }
+
+/** What a queue package's `createWorker` returns: the runner's router, and the engine's start and close. */
+export interface QueueWorker {
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): this;
+  onAny(handler: EventHandler, options?: HandlerOptions): this;
+  onError(handler: ErrorHandler): this;
+  /** Start taking jobs; resolves once connected. */
+  start(): Promise<void>;
+  /** Stop taking jobs and wait for the running ones. */
+  close(): Promise<void>;
+  readonly runner: JobRunner;
+}
+
+/**
+ * The worker a queue package returns, around its runner and its engine's `start` and `close`;
+ * `extra`'s properties (getters included) are added as they are.
+ *
+ * @example
+ * return queueWorker(runner, { start: () => engine.run(), close: () => engine.close() });
+ */
+export function queueWorker<T extends object = object>(
+  runner: JobRunner,
+  engine: { start(): Promise<void>; close(): Promise<void> },
+  extra?: T,
+): QueueWorker & T {
+  const worker: QueueWorker = {
+    on(event, handler, handlerOptions) {
+      runner.on(event, handler, handlerOptions);
+      return this;
+    },
+    onAny(handler, handlerOptions) {
+      runner.onAny(handler, handlerOptions);
+      return this;
+    },
+    onError(handler) {
+      runner.onError(handler);
+      return this;
+    },
+    start: () => engine.start(),
+    close: () => engine.close(),
+    runner,
+  };
+  return Object.defineProperties(worker, Object.getOwnPropertyDescriptors(extra ?? {})) as QueueWorker & T;
+}

@@ -1,5 +1,4 @@
-import type { EventHandler, HandlerOptions, PaymentEventName, ErrorHandler } from '@payhook/core';
-import { createJobRunner, type JobRunner, type QueuedEvent, type RunOptions } from '@payhook/core/queue';
+import { createJobRunner, queueWorker, type QueueWorker, type QueuedEvent, type RunOptions } from '@payhook/core/queue';
 import { UnrecoverableError, Worker, type Job, type WorkerOptions as BullWorkerOptions } from 'bullmq';
 import { NAME, type PayhookBullmqQueue } from './queue.js';
 
@@ -12,17 +11,9 @@ export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
   bullmq?: Partial<Omit<BullWorkerOptions, 'connection' | 'concurrency' | 'autorun' | 'prefix'>>;
 }
 
-export interface PayhookWorker {
-  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): PayhookWorker;
-  onAny(handler: EventHandler, options?: HandlerOptions): PayhookWorker;
-  onError(handler: ErrorHandler): PayhookWorker;
-  /** Start taking jobs; resolves once connected. */
-  start(): Promise<void>;
-  /** Stop taking jobs and wait for the running ones. */
-  close(): Promise<void>;
+export interface PayhookWorker extends QueueWorker {
   /** The BullMQ worker, once started. */
   readonly worker: Worker<QueuedEvent> | undefined;
-  readonly runner: JobRunner;
 }
 
 /**
@@ -56,35 +47,26 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
     throw new UnrecoverableError(`${NAME} moved to ${queue.deadLetters.name}: ${verdict.error.message}`);
   }
 
-  const worker: PayhookWorker = {
-    on(event, handler, handlerOptions) {
-      runner.on(event, handler, handlerOptions);
-      return worker;
-    },
-    onAny(handler, handlerOptions) {
-      runner.onAny(handler, handlerOptions);
-      return worker;
-    },
-    onError(handler) {
-      runner.onError(handler);
-      return worker;
-    },
-    async start() {
-      if (bull) return;
-      const { connection, prefix } = queue.options;
-      bull = new Worker<QueuedEvent>(queue.name, processJob, { maxStalledCount: 5, ...bullmq, connection, prefix, concurrency, autorun: false });
-      // Unheard, an 'error' would end the process; ioredis reconnects by itself. A job's own error is reported by the runner.
-      bull.on('error', (error) => runner.logError(`${NAME} the BullMQ worker of ${queue.name} reported an error; it goes on`, error));
-      void bull.run();
-      await bull.waitUntilReady();
-    },
-    async close() {
-      await bull?.close();
-    },
-    get worker() {
-      return bull;
-    },
+  return queueWorker(
     runner,
-  };
-  return worker;
+    {
+      async start() {
+        if (bull) return;
+        const { connection, prefix } = queue.options;
+        bull = new Worker<QueuedEvent>(queue.name, processJob, { maxStalledCount: 5, ...bullmq, connection, prefix, concurrency, autorun: false });
+        // Unheard, an 'error' would end the process; ioredis reconnects by itself. A job's own error is reported by the runner.
+        bull.on('error', (error) => runner.logError(`${NAME} the BullMQ worker of ${queue.name} reported an error; it goes on`, error));
+        void bull.run();
+        await bull.waitUntilReady();
+      },
+      async close() {
+        await bull?.close();
+      },
+    },
+    {
+      get worker() {
+        return bull;
+      },
+    },
+  );
 }

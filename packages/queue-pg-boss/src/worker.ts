@@ -1,5 +1,4 @@
-import type { ErrorHandler, EventHandler, HandlerOptions, PaymentEventName } from '@payhook/core';
-import { createJobRunner, type JobRunner, type QueuedEvent, type RunOptions } from '@payhook/core/queue';
+import { createJobRunner, queueWorker, type QueueWorker, type QueuedEvent, type RunOptions } from '@payhook/core/queue';
 import type PgBoss from 'pg-boss';
 import { NAME, type PayhookPgBossQueue } from './queue.js';
 
@@ -13,16 +12,7 @@ export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
   pollingIntervalMs?: number;
 }
 
-export interface PayhookWorker {
-  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): PayhookWorker;
-  onAny(handler: EventHandler, options?: HandlerOptions): PayhookWorker;
-  onError(handler: ErrorHandler): PayhookWorker;
-  /** Start taking jobs; resolves once pg-boss runs. */
-  start(): Promise<void>;
-  /** Stop taking jobs and wait for the running ones. */
-  close(): Promise<void>;
-  readonly runner: JobRunner;
-}
+export type PayhookWorker = QueueWorker;
 
 /**
  * Consume a payhook queue on pg-boss: each job runs the typed handlers once, through the store,
@@ -95,19 +85,7 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
     }
   }
 
-  const worker: PayhookWorker = {
-    on(event, handler, handlerOptions) {
-      runner.on(event, handler, handlerOptions);
-      return worker;
-    },
-    onAny(handler, handlerOptions) {
-      runner.onAny(handler, handlerOptions);
-      return worker;
-    },
-    onError(handler) {
-      runner.onError(handler);
-      return worker;
-    },
+  return queueWorker(runner, {
     async start() {
       if (slots.length > 0) return;
       const boss = await queue.ready();
@@ -119,7 +97,5 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
       for (const done of [...sleeping]) done();
       await Promise.all(slots.splice(0));
     },
-    runner,
-  };
-  return worker;
+  });
 }
