@@ -49,7 +49,7 @@ export function startChild(file: string, env: Record<string, string>): Promise<C
         const line = out.slice(0, nl).trim();
         out = out.slice(nl + 1);
         const ready = /^READY (\d+)$/.exec(line);
-        const point = /^POINT (\S+)$/.exec(line);
+        const point = /^POINT (\S+)(?: .*)?$/.exec(line);
         if (ready) {
           clearTimeout(timer);
           resolve({

@@ -9,7 +9,7 @@ import type { Store } from './store.js';
 
 /** What the queue engine does with a job once the runner has run it. */
 export type JobVerdict =
-  /** Done: the handlers ran, or had run before, or nothing here handles the event. */
+  /** Done: the handlers ran, or had run before, or another live run is running them, or nothing here handles the event. */
   | { action: 'complete'; report: DeliveryReport }
   /** Run it again after the engine's backoff: a handler threw, or the store could not be reached. */
   | { action: 'retry'; report: DeliveryReport; error: Error }
@@ -53,8 +53,9 @@ export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): Jo
     }
     const input: RunInput = { secretIndex: queued.secretIndex, source: queued.source, budgetMs: Infinity, startedAt, key: queued.dedupeKey, job };
     let r = await claimAndRun(settings, queued.event, input);
-    // Another run holds the claim: a stalled copy of this job, or a worker killed mid-handler whose
-    // lease has not lapsed yet. Wait for the lease rather than spend one of the job's attempts.
+    // Another run holds the claim: the same job running elsewhere (stalled, or expired by its engine
+    // while it ran), or a worker killed mid-handler whose lease has not lapsed yet. Wait for the
+    // lease rather than spend one of the job's attempts.
     const giveUpAt = startedAt + 2 * o.leaseMs;
     while (r.outcome === 'in-progress' && o.clock.now() < giveUpAt) {
       await pause(Math.min(1_000, Math.ceil(o.leaseMs / 4)));
@@ -95,6 +96,9 @@ function verdictOf(r: DeliveryReport, job: JobInfo): JobVerdict {
     case 'duplicate':
     case 'ignored':
     case 'mismatch':
+    // Still held after two leases: a live run keeps extending the claim (a dead one's lapses within
+    // one), and that run's own job finishes the event or retries it. This copy has nothing to do.
+    case 'in-progress':
       return { action: 'complete', report: r };
     case 'rejected':
       return { action: 'dead-letter', report: r, error: asError(r) };

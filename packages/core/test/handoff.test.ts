@@ -107,7 +107,7 @@ describe('createJobRunner', () => {
     expect(noEvent.action === 'dead-letter' && noEvent.error.message).toMatch(/not a payment event/);
   });
 
-  it('keeps its claim alive through a handler longer than the lease; a copy waits for it, then leaves it to the engine\'s retry', async () => {
+  it('keeps its claim alive through a handler longer than the lease; a copy waits for it, then leaves the event to it', async () => {
     const clock = manualClock(0);
     const store = memoryStore({ now: clock.now });
     const runner = createJobRunner({ store, clock, leaseMs: 1_000, logger: quiet });
@@ -117,11 +117,12 @@ describe('createJobRunner', () => {
       await clock.sleep(5_000);
     });
     const first = runner.run(queued(), job());
-    // A stalled copy of the job starts while the first runs: it waits two leases (the first keeps
-    // extending its claim, so it never lapses) and then asks the engine to retry it later.
-    const copy = runner.run(queued(), job());
+    // A stalled copy of the job, on its last attempt, starts while the first runs: it waits two
+    // leases (the first keeps extending its claim, so it never lapses), then completes without
+    // running anything and without a dead letter: the live run owns the event.
+    const copy = runner.run(queued(), job(3, 3));
     for (let t = 0; t < 6_000; t += 250) await clock.advance(250);
-    expect(await copy).toMatchObject({ action: 'retry', report: { outcome: 'in-progress' } });
+    expect(await copy).toMatchObject({ action: 'complete', report: { outcome: 'in-progress' } });
     expect(await first).toMatchObject({ action: 'complete', report: { outcome: 'processed' } });
     expect(await runner.run(queued(), job(2))).toMatchObject({ action: 'complete', report: { outcome: 'duplicate' } });
     expect(runs).toBe(1);

@@ -19,11 +19,15 @@ export interface PgBossQueueOptions {
   name?: string;
   /** Runs of a job before it goes to the dead-letter queue. Default 8. */
   attempts?: number;
-  /** The first retry's delay; later ones grow (pg-boss's retryBackoff). Default 1000, rounded up to whole seconds. */
+  /**
+   * The first retry's delay; later ones double, with jitter (pg-boss's retryBackoff). pg-boss counts
+   * whole seconds, at least 1: default 1000, and anything below rounds up to 1 s.
+   */
   backoffMs?: number;
   /**
    * How long a job may run before pg-boss fails it and retries it: also how long the job of a
-   * worker that died waits before it runs again. Default 300; above your slowest handler.
+   * worker that died waits before it runs again. Default 300. Keep it above your slowest handler
+   * and above twice the worker's `leaseMs` (a job waits that long for a claim another run holds).
    */
   expireInSeconds?: number;
   /** pg-boss's own settings when the queue creates it (e.g. `maintenanceIntervalSeconds`, `max`). */
