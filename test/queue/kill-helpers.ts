@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { bullmqQueue, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
+import type { ChildReceiver } from '../children/spawn.js';
+
+/** The queue children of test/queue/children. */
+export const WEB = fileURLToPath(new URL('./children/web.ts', import.meta.url));
+export const WORKER = fileURLToPath(new URL('./children/worker.ts', import.meta.url));
+
+export const ENGINES = ['bullmq', 'pg-boss'] as const;
+export type Engine = (typeof ENGINES)[number];
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Names unique to one run of one engine: the queue (letters, digits and `-` suit both BullMQ and
+ * pg-boss), the store's table, and the run id the worker records effects under.
+ */
+export function runNames(prefix: string, engine: Engine) {
+  const id = randomUUID().replaceAll('-', '').slice(0, 12);
+  const tag = engine === 'bullmq' ? 'bull' : 'boss';
+  return { run: `${prefix}-${tag}-${id}`, queue: `${prefix}-${tag}-${id}`, table: `${prefix.replaceAll('-', '_')}_${tag}_${id}` };
+}
+
+/** The env every queue child of one run shares (see children/queue.ts). */
+export function queueEnv(engine: Engine, o: { queue: string; table: string; pgUrl: string; redisUrl?: string }): Record<string, string> {
+  return {
+    QUEUE_ENGINE: engine,
+    QUEUE_NAME: o.queue,
+    QUEUE_ATTEMPTS: '20',
+    QUEUE_BACKOFF_MS: '200',
+    QUEUE_EXPIRE_S: '2',
+    QUEUE_MAINTENANCE_S: '1',
+    CHILD_URL: o.pgUrl,
+    CHILD_TABLE: o.table,
+    ...(o.redisUrl ? { CHILD_REDIS: o.redisUrl } : {}),
+  };
+}
+
+/** Call `onLine` with each whole line the child prints from now on (startChild's own parser only knows one-word points). */
+export function onLines(child: ChildReceiver, onLine: (line: string) => void): void {
+  let buffered = '';
+  child.process.stdout!.on('data', (d: string | Buffer) => {
+    buffered += d.toString();
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      onLine(buffered.slice(0, nl).trim());
+      buffered = buffered.slice(nl + 1);
+    }
+  });
+}
+
+/** Poll `check` (a real condition) until it holds; throws with `describe()` after `timeoutMs`. */
+export async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, describe: () => string | Promise<string>, everyMs = 200): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
+    await sleep(everyMs);
+  }
+}
+
+/** What a test asks of the engine's own records, the same for BullMQ and pg-boss. */
+export interface EngineView {
+  /** Jobs the engine holds for a dedupe key, in any state. */
+  jobsFor(dedupeKey: string): Promise<number>;
+  /** Jobs of the queue by state (the engine's own state names). */
+  states(): Promise<Record<string, number>>;
+  /** Jobs not yet finished (waiting, active, delayed, retry …). */
+  unfinished(): Promise<number>;
+  /** Jobs in the dead-letter queue. */
+  deadLetters(): Promise<number>;
+  /** BullMQ: the `added` and `duplicated` events of a job id (a second enqueue of one event is `duplicated`). pg-boss: undefined. */
+  addEvents?(dedupeKey: string): Promise<{ added: number; duplicated: number }>;
+  /** Remove the queue's jobs and tables, best effort. */
+  cleanup(): Promise<void>;
+}
+
+export function engineView(engine: Engine, queueName: string, pool: pg.Pool, redisUrl?: string): EngineView {
+  if (engine === 'bullmq') {
+    const u = new URL(redisUrl!);
+    const queue: PayhookBullmqQueue = bullmqQueue({ name: queueName, connection: { host: u.hostname, port: Number(u.port || 6379) } });
+    const STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'completed', 'failed'] as const;
+    return {
+      async jobsFor(key) {
+        return (await queue.queue.getJob(jobIdOf(key))) ? 1 : 0;
+      },
+      states: () => queue.queue.getJobCounts(...STATES),
+      async unfinished() {
+        const c = await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
+        return Object.values(c).reduce((a, b) => a + b, 0);
+      },
+      async deadLetters() {
+        const c = await queue.deadLetters.getJobCounts(...STATES);
+        return Object.values(c).reduce((a, b) => a + b, 0);
+      },
+      async addEvents(key) {
+        // BullMQ's client is an ioredis instance; its type here only lists the commands BullMQ calls.
+        const client = (await queue.queue.client) as unknown as { xrange(key: string, start: string, end: string): Promise<[string, string[]][]> };
+        const id = jobIdOf(key);
+        const entries = await client.xrange(`bull:${queueName}:events`, '-', '+');
+        let added = 0;
+        let duplicated = 0;
+        for (const [, fields] of entries) {
+          const f = Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]]] : [])));
+          if (f.jobId !== id) continue;
+          if (f.event === 'added') added++;
+          if (f.event === 'duplicated') duplicated++;
+        }
+        return { added, duplicated };
+      },
+      async cleanup() {
+        await queue.queue.obliterate({ force: true }).catch(() => {});
+        await queue.deadLetters.obliterate({ force: true }).catch(() => {});
+        await queue.close();
+      },
+    };
+  }
+  const count = async (sql: string, values: unknown[]) => (await pool.query<{ n: number }>(sql, values)).rows[0]!.n;
+  return {
+    // pgboss.job is partitioned by queue; completed jobs stay in it until archived (12 h by default), then in pgboss.archive.
+    jobsFor: (key) =>
+      count(
+        `select ((select count(*) from pgboss.job where name = $1 and data->>'dedupeKey' = $2)
+               + (select count(*) from pgboss.archive where name = $1 and data->>'dedupeKey' = $2))::int as n`,
+        [queueName, key],
+      ),
+    async states() {
+      const { rows } = await pool.query<{ state: string; n: number }>('select state::text, count(*)::int as n from pgboss.job where name = $1 group by state', [queueName]);
+      return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+    },
+    unfinished: () => count(`select count(*)::int as n from pgboss.job where name = $1 and state < 'completed'`, [queueName]),
+    deadLetters: () => count('select count(*)::int as n from pgboss.job where name = $1', [`${queueName}-dead-letter`]),
+    async cleanup() {
+      // The queue's jobs first: its partition's rows reference the queue.
+      for (const name of [queueName, `${queueName}-dead-letter`]) {
+        await pool.query('delete from pgboss.job where name = $1', [name]).catch(() => {});
+        await pool.query('delete from pgboss.archive where name = $1', [name]).catch(() => {});
+        await pool.query('select pgboss.delete_queue($1)', [name]).catch(() => {});
+      }
+    },
+  };
+}
+
+/** A TCP proxy on 127.0.0.1:0 whose target port can change: new connections go to the current one. */
+export interface SwitchProxy {
+  port: number;
+  to(port: number): void;
+  close(): Promise<void>;
+}
+
+export async function switchProxy(initial = 0): Promise<SwitchProxy> {
+  let target = initial;
+  const sockets = new Set<Socket>();
+  const server = createServer((a) => {
+    const b = connect(target, '127.0.0.1');
+    sockets.add(a).add(b);
+    a.pipe(b);
+    b.pipe(a);
+    const end = () => {
+      sockets.delete(a);
+      sockets.delete(b);
+      a.destroy();
+      b.destroy();
+    };
+    a.on('error', end).on('close', end);
+    b.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    to(port) {
+      target = port;
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}
