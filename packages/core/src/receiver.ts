@@ -76,7 +76,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const { handoff } = o;
   // With a handoff the web process only enqueues, under a key of its own; an enqueue that outlives
   // the budget gets 503, never a 202 that could lose the event.
-  const plan = handoff && handoffPlan(handoff, o.dedupeKey, () => o.clock.now());
+  const plan = handoff && handoffPlan(handoff, () => o.clock.now());
   const settings: RunSettings = plan
     ? { ...inProcess, planFor: () => plan, dedupeKey: (e) => queuedKey(o.dedupeKey(e)), afterBudget: 'retry', doneOutcome: 'queued' }
     : inProcess;
