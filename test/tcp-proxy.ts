@@ -10,11 +10,14 @@ export interface TcpProxy {
   stall(): void;
   /** Pass bytes again (held bytes go through, as TCP would retransmit them). */
   restore(): void;
+  /** Send new connections to another port of the same host (open ones stay where they are). */
+  retarget(port: number): void;
   close(): Promise<void>;
 }
 
 /** A TCP proxy on 127.0.0.1:0 to a real server, for taking a store "down" without touching the service. */
-export async function tcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function tcpProxy(to: { host: string; port: number }): Promise<TcpProxy> {
+  const target = { ...to };
   let mode: 'up' | 'cut' | 'stall' = 'up';
   const pairs = new Set<{ a: Socket; b: Socket; held: [Socket, Buffer][] }>();
   const server = createServer((a) => {
@@ -54,6 +57,9 @@ export async function tcpProxy(target: { host: string; port: number }): Promise<
     },
     stall() {
       mode = 'stall';
+    },
+    retarget(port) {
+      target.port = port;
     },
     restore() {
       mode = 'up';

@@ -7,16 +7,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { merchants, SANDBOX_KEY, SECRET, start, validInput } from '../reference/helpers.js';
 import { DATABASE_URL, requirePostgres, requireRedis } from '../services.js';
 import { ENGINES, type EngineName, type TestQueue } from './engines.js';
+import { until } from './helpers.js';
 
 const servicesUp = (await requirePostgres()) !== undefined && (await requireRedis()) !== undefined;
 const quiet = { info() {}, warn() {}, error() {} };
-const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 20_000) => {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 const keyOf = (reference: string, event = 'payment.success') => `sandbox:${reference}:${event}`;
 
 describe.skipIf(!servicesUp).each(Object.keys(ENGINES) as EngineName[])('the queue contract on %s', (engine) => {
@@ -54,10 +48,10 @@ describe.skipIf(!servicesUp).each(Object.keys(ENGINES) as EngineName[])('the que
     expect(await deliver(receiver, ref)).toBe('200 queued');
     expect(await queue.jobsFor(keyOf(ref))).toBe(1);
     await worker.start();
-    await until('the handler', () => seen.length === 1);
+    await until(() => seen.length === 1, 20_000, () => 'the handler', 50);
     expect(seen[0]).toMatchObject({ reference: ref, dedupeKey: keyOf(ref), source: 'webhook', secretIndex: 0, attempt: 1, redelivery: false });
     expect(seen[0]!.job).toMatchObject({ attempt: 1, maxAttempts: 3 });
-    await until('the done record', async () => (await store.get(keyOf(ref)))?.state === 'done');
+    await until(async () => (await store.get(keyOf(ref)))?.state === 'done', 20_000, () => 'the done record', 50);
     expect(await store.get(queuedKey(keyOf(ref)))).toMatchObject({ state: 'done' });
   });
 
@@ -89,7 +83,7 @@ describe.skipIf(!servicesUp).each(Object.keys(ENGINES) as EngineName[])('the que
     );
     await worker.start();
     expect(await deliver(receiver, ref)).toBe('200 queued');
-    await until('the third attempt to commit', async () => (await store.get(keyOf(ref)))?.state === 'done');
+    await until(async () => (await store.get(keyOf(ref)))?.state === 'done', 20_000, () => 'the third attempt to commit', 50);
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
     // The engine waited between attempts (its backoff), and the rolled-back runs left nothing.
     expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(attempts[1]!.at - attempts[0]!.at - 50);
@@ -109,7 +103,7 @@ describe.skipIf(!servicesUp).each(Object.keys(ENGINES) as EngineName[])('the que
     await worker.start();
     expect(await deliver(receiver, never)).toBe('200 queued');
     expect(await deliver(receiver, broken)).toBe('200 queued');
-    await until('both dead letters', async () => (await queue.deadLetters()).length === 2, 30_000);
+    await until(async () => (await queue.deadLetters()).length === 2, 30_000, () => 'both dead letters', 50);
     const dead = await queue.deadLetters();
     expect(dead.find((d) => d.dedupeKey === keyOf(never))?.error).toContain('order unknown');
     expect(dead.find((d) => d.dedupeKey === keyOf(broken))?.error).toContain('database down');
@@ -126,7 +120,7 @@ describe.skipIf(!servicesUp).each(Object.keys(ENGINES) as EngineName[])('the que
     expect((await store.claim(queuedKey(keyOf(ref)), 1_500)).status).toBe('claimed');
     expect(await deliver(receiver, ref)).toBe('409 in-progress');
     expect(await queue.jobsFor(keyOf(ref))).toBe(0);
-    await until('the lease to lapse', async () => (await deliver(receiver, ref)) === '200 queued', 10_000);
+    await until(async () => (await deliver(receiver, ref)) === '200 queued', 10_000, () => 'the lease to lapse', 50);
     expect(await deliver(receiver, ref)).toBe('200 duplicate');
     expect(await queue.jobsFor(keyOf(ref))).toBe(1);
   });
@@ -162,7 +156,7 @@ describe.skipIf(!servicesUp).each(Object.keys(ENGINES) as EngineName[])('the que
     const first = await reconciler.run(range);
     expect(first.recovered.map((r) => `${r.reference} ${r.outcome}`)).toEqual([`${json.reference} queued`]);
     expect((await reconciler.run(range)).recovered).toEqual([]);
-    await until('the worker', () => ran.length === 1);
+    await until(() => ran.length === 1, 20_000, () => 'the worker', 50);
     expect(await queue.jobsFor(keyOf(json.reference))).toBe(1);
     expect(ran).toEqual([json.reference]);
   });

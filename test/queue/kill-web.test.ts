@@ -7,7 +7,8 @@ import { startChild, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
 import { merchants, SECRET, start, type Started } from '../reference/helpers.js';
 import { requirePostgres, requireRedis } from '../services.js';
-import { ENGINES, engineView, queueEnv, runNames, switchProxy, until, WEB, WORKER, type EngineView, type SwitchProxy } from './kill-helpers.js';
+import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
+import { ENGINES, engineView, queueEnv, runNames, until, WEB, WORKER, type EngineView } from './helpers.js';
 
 /** The web processes' lease and budget: A is killed well within its budget (so it never answers), and B's 409 comes well within A's lease. */
 const LEASE_MS = 3_000;
@@ -47,7 +48,7 @@ describe.each(ENGINES)('kill -9 of a web process between claim and enqueue on %s
   };
   const children: ChildReceiver[] = [];
   let ref: Started;
-  let proxy: SwitchProxy;
+  let proxy: TcpProxy;
   let pool: pg.Pool;
   let store: PostgresStore;
   let view: EngineView;
@@ -58,8 +59,9 @@ describe.each(ENGINES)('kill -9 of a web process between claim and enqueue on %s
     pool = new pg.Pool({ connectionString: pgUrl!, max: 2, idleTimeoutMillis: 0 });
     store = postgresStore({ pool, table: names.table });
     await store.createTable();
-    view = engineView(engine, names.queue, pool, redisUrl);
-    proxy = await switchProxy();
+    view = engineView(engine, names.queue, () => pool, redisUrl);
+    // Its target is set to web process A, then B, once they run.
+    proxy = await tcpProxy({ host: '127.0.0.1', port: 0 });
     ref = await start({ allowHttpCallbacks: true, merchants: merchants(`http://127.0.0.1:${proxy.port}/webhooks`) });
   }, 30_000);
 
@@ -84,13 +86,13 @@ describe.each(ENGINES)('kill -9 of a web process between claim and enqueue on %s
       startChild(WORKER, { ...env, CHILD_RUN: names.run, CHILD_EFFECT: 'transactional', CHILD_HANDLER_MS: '50', CHILD_LEASE_MS: '1500', CHILD_STALL_MS: '1000' }),
     ]);
     children.push(a, b, worker);
-    proxy.to(a.port);
+    proxy.retarget(a.port);
 
     // The customer pays: the service sends payment.success to A, which claims and hangs.
     expect((await ref.call('POST', `/_sandbox/transactions/${reference}/pay`)).status).toBe(200);
     await a.reached('before-enqueue');
     await a.kill9();
-    proxy.to(b.port);
+    proxy.retarget(b.port);
 
     const deliveries = ref.service.deliveries({ reference });
     expect(deliveries.map((d) => d.event)).toEqual(['payment.success']);

@@ -6,7 +6,7 @@ import { createEvent, signedBody } from '@payhook/testing';
 import { post, startChild, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
 import { requirePostgres, requireRedis } from '../services.js';
-import { ENGINES, engineView, onLines, queueEnv, runNames, sleep, until, WEB, WORKER, type EngineView } from './kill-helpers.js';
+import { ENGINES, engineView, onLines, queueEnv, runNames, sleep, until, WEB, WORKER, type EngineView } from './helpers.js';
 
 const SECRET = 'whsec_kill_worker';
 const EVENTS = 300;
@@ -97,7 +97,7 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
     warm.forEach((c) => c.release());
     store = postgresStore({ pool, table: names.table });
     await store.createTable();
-    view = engineView(engine, names.queue, pool, redisUrl);
+    view = engineView(engine, names.queue, () => pool, redisUrl);
     // One worker first, so that pg-boss's queues exist before the others start; then the rest at once.
     await spawnWorker();
     const [first] = await Promise.all([startChild(WEB, env), ...Array.from({ length: WORKERS - 1 }, spawnWorker)]);

@@ -107,15 +107,6 @@ export function answerProblems(plan: LoadPlan): string[] {
   return problems;
 }
 
-/** Poll `check` (a real condition) every `everyMs` until it returns true; throws `describe()` after `timeoutMs`. */
-export async function until(check: () => Promise<boolean>, timeoutMs: number, describe: () => string | Promise<string>, everyMs = 250): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
 /** The children's error lines, grouped: ids, keys and numbers blanked, each kind with its count. */
 export function errorKinds(lines: readonly string[]): Record<string, number> {
   const kinds: Record<string, number> = {};

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { Queue } from 'bullmq';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChild, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
 import { requirePostgres, requireRedis } from '../services.js';
 import { seededRandom } from '@payhook/testing';
-import { answerProblems, errorKinds, planLoad, send, tallyAnswers, until, type LoadPlan } from './load-helpers.js';
+import { engineView, until, WEB, WORKER, type Engine, type EngineView } from './helpers.js';
+import { answerProblems, errorKinds, planLoad, send, tallyAnswers, type LoadPlan } from './load-helpers.js';
 
 const SECRET = 'whsec_queue_load';
 const WEBS = 2;
@@ -24,55 +23,16 @@ const RETRY_DELAYS_MS = [100, 250, 500, 1_000, 2_000, 4_000];
 const DRAIN_TIMEOUT_MS = 120_000;
 const SEED = Number(process.env.QUEUE_LOAD_SEED ?? Date.now() % 2 ** 31);
 
-const webFile = fileURLToPath(new URL('./children/web.ts', import.meta.url));
-const workerFile = fileURLToPath(new URL('./children/worker.ts', import.meta.url));
 
 const pgUrl = await requirePostgres();
 const redisUrl = await requireRedis();
 
-type Engine = 'bullmq' | 'pg-boss';
 /** The engine's queue at the end: jobs of the main queue by state, and every job of its dead-letter queue. */
 interface QueueEnd {
   jobs: Record<string, number>;
   deadLetters: number;
 }
-
-function inspector(engine: Engine, name: string, db: () => pg.Pool | pg.PoolClient): { end(): Promise<QueueEnd>; remove(): Promise<void> } {
-  if (engine === 'bullmq') {
-    const u = new URL(redisUrl!);
-    const connection = { host: u.hostname, port: Number(u.port || 6379) };
-    const queues = [new Queue(name, { connection }), new Queue(`${name}-dead-letter`, { connection })] as const;
-    const states = ['completed', 'failed', 'active', 'wait', 'waiting', 'delayed', 'paused', 'prioritized', 'waiting-children'] as const;
-    return {
-      async end() {
-        const [jobs, dead] = await Promise.all(queues.map((q) => q.getJobCounts(...states)));
-        const nonzero = Object.fromEntries(Object.entries(jobs!).filter(([, n]) => n > 0));
-        return { jobs: nonzero, deadLetters: Object.values(dead!).reduce((a, n) => a + n, 0) };
-      },
-      async remove() {
-        for (const q of queues) await q.obliterate({ force: true }).catch(() => {});
-        await Promise.all(queues.map((q) => q.close()));
-      },
-    };
-  }
-  return {
-    async end() {
-      const { rows } = await db().query<{ name: string; state: string; n: number }>(
-        'select name, state, count(*)::int as n from pgboss.job where name = any($1) group by name, state',
-        [[name, `${name}-dead-letter`]],
-      );
-      const jobs = Object.fromEntries(rows.filter((r) => r.name === name).map((r) => [r.state, r.n]));
-      return { jobs, deadLetters: rows.filter((r) => r.name !== name).reduce((a, r) => a + r.n, 0) };
-    },
-    async remove() {
-      // delete_queue refuses a queue that still has jobs, or a dead-letter queue another queue names: jobs first, then the queue, then its dead letters.
-      for (const q of [name, `${name}-dead-letter`]) {
-        await db().query('delete from pgboss.job where name = $1', [q]).catch(() => {});
-        await db().query('select pgboss.delete_queue($1)', [q]).catch(() => {});
-      }
-    },
-  };
-}
+const endOf = async (view: EngineView): Promise<QueueEnd> => ({ jobs: await view.states(), deadLetters: await view.deadLetters() });
 
 const available = (engine: Engine) => pgUrl !== undefined && (engine === 'pg-boss' || redisUrl !== undefined);
 
@@ -87,7 +47,7 @@ describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (eng
     /** A connection held from the start, so that the test's own queries need no new one while the children hold theirs. */
     let held: pg.PoolClient | undefined;
     const db = () => held ?? pool;
-    let queue: ReturnType<typeof inspector>;
+    let queue: EngineView;
     const common = () => ({
       QUEUE_ENGINE: engine,
       QUEUE_NAME: name,
@@ -101,12 +61,12 @@ describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (eng
     beforeAll(async () => {
       pool = await effectsTable(pgUrl!);
       held = await pool.connect();
-      queue = inspector(engine, name, db);
+      queue = engineView(engine, name, db, redisUrl);
       const worker = () =>
-        startChild(workerFile, { ...common(), CHILD_RUN: run, CHILD_EFFECT: 'both', CHILD_CONCURRENCY: String(CONCURRENCY[engine]) });
+        startChild(WORKER, { ...common(), CHILD_RUN: run, CHILD_EFFECT: 'both', CHILD_CONCURRENCY: String(CONCURRENCY[engine]) });
       // All at once, as a first deploy starts them: every one creates the queues (pg-boss's
       // createQueue deadlocks when processes run it together; the queue package tries again).
-      const rest = await Promise.allSettled([...Array.from({ length: WORKERS }, worker), ...Array.from({ length: WEBS }, () => startChild(webFile, common()))]);
+      const rest = await Promise.allSettled([...Array.from({ length: WORKERS }, worker), ...Array.from({ length: WEBS }, () => startChild(WEB, common()))]);
       for (const r of rest) if (r.status === 'fulfilled') children.push(r.value);
       const failed = rest.find((r) => r.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -117,7 +77,7 @@ describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (eng
       if (!pool) return;
       held?.release();
       held = undefined;
-      await queue?.remove();
+      await queue?.cleanup();
       await pool.query('delete from payhook_test_effects where run = $1', [run]).catch(() => {});
       await pool.query(`drop table if exists ${table}`).catch(() => {});
       await pool.end();
@@ -155,7 +115,7 @@ describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (eng
           return lastDone >= EVENTS;
         },
         DRAIN_TIMEOUT_MS,
-        async () => `${lastDone} of ${EVENTS} events processed; queue ${JSON.stringify(await queue.end())}\n${stderr()}`,
+        async () => `${lastDone} of ${EVENTS} events processed; queue ${JSON.stringify(await endOf(queue))}\n${stderr()}`,
       );
       const drainedMs = performance.now() - started;
       console.log(`${log}: all ${EVENTS} processed ${(drainedMs / 1000).toFixed(1)} s after the first delivery (${((drainedMs - sentMs) / 1000).toFixed(1)} s after the last answer, ${doneWhenSent} done by then), ${Math.round(EVENTS / (drainedMs / 1000))} events/s`);
@@ -181,8 +141,8 @@ describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (eng
 
       // The queue ended with one completed job per event and no dead letters.
       // (An engine marks a job completed a moment after its handler's transaction commits.)
-      let end: QueueEnd = await queue.end();
-      await until(async () => (end = await queue.end()).jobs.completed === EVENTS, 30_000, () => `queue ${JSON.stringify(end)}`).catch(() => {});
+      let end: QueueEnd = await endOf(queue);
+      await until(async () => (end = await endOf(queue)).jobs.completed === EVENTS, 30_000, () => `queue ${JSON.stringify(end)}`).catch(() => {});
       console.log(`${log}: queue at the end`, end);
       expect(end.deadLetters).toBe(0);
       expect(end.jobs).toEqual({ completed: EVENTS });

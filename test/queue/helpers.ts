@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { bullmqQueue, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
@@ -77,7 +76,8 @@ export interface EngineView {
   cleanup(): Promise<void>;
 }
 
-export function engineView(engine: Engine, queueName: string, pool: pg.Pool, redisUrl?: string): EngineView {
+/** `db` is asked at each query: a test may hold one connection while it runs and give it back before cleanup. */
+export function engineView(engine: Engine, queueName: string, db: () => pg.Pool | pg.PoolClient, redisUrl?: string): EngineView {
   if (engine === 'bullmq') {
     const u = new URL(redisUrl!);
     const queue: PayhookBullmqQueue = bullmqQueue({ name: queueName, connection: { host: u.hostname, port: Number(u.port || 6379) } });
@@ -86,7 +86,10 @@ export function engineView(engine: Engine, queueName: string, pool: pg.Pool, red
       async jobsFor(key) {
         return (await queue.queue.getJob(jobIdOf(key))) ? 1 : 0;
       },
-      states: () => queue.queue.getJobCounts(...STATES),
+      async states() {
+        const counts = await queue.queue.getJobCounts(...STATES);
+        return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
+      },
       async unfinished() {
         const c = await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
         return Object.values(c).reduce((a, b) => a + b, 0);
@@ -117,7 +120,7 @@ export function engineView(engine: Engine, queueName: string, pool: pg.Pool, red
       },
     };
   }
-  const count = async (sql: string, values: unknown[]) => (await pool.query<{ n: number }>(sql, values)).rows[0]!.n;
+  const count = async (sql: string, values: unknown[]) => (await db().query<{ n: number }>(sql, values)).rows[0]!.n;
   return {
     // pgboss.job is partitioned by queue; completed jobs stay in it until archived (12 h by default), then in pgboss.archive.
     jobsFor: (key) =>
@@ -127,7 +130,7 @@ export function engineView(engine: Engine, queueName: string, pool: pg.Pool, red
         [queueName, key],
       ),
     async states() {
-      const { rows } = await pool.query<{ state: string; n: number }>('select state::text, count(*)::int as n from pgboss.job where name = $1 group by state', [queueName]);
+      const { rows } = await db().query<{ state: string; n: number }>('select state::text, count(*)::int as n from pgboss.job where name = $1 group by state', [queueName]);
       return Object.fromEntries(rows.map((r) => [r.state, r.n]));
     },
     unfinished: () => count(`select count(*)::int as n from pgboss.job where name = $1 and state < 'completed'`, [queueName]),
@@ -135,47 +138,10 @@ export function engineView(engine: Engine, queueName: string, pool: pg.Pool, red
     async cleanup() {
       // The queue's jobs first: its partition's rows reference the queue.
       for (const name of [queueName, `${queueName}-dead-letter`]) {
-        await pool.query('delete from pgboss.job where name = $1', [name]).catch(() => {});
-        await pool.query('delete from pgboss.archive where name = $1', [name]).catch(() => {});
-        await pool.query('select pgboss.delete_queue($1)', [name]).catch(() => {});
+        await db().query('delete from pgboss.job where name = $1', [name]).catch(() => {});
+        await db().query('delete from pgboss.archive where name = $1', [name]).catch(() => {});
+        await db().query('select pgboss.delete_queue($1)', [name]).catch(() => {});
       }
-    },
-  };
-}
-
-/** A TCP proxy on 127.0.0.1:0 whose target port can change: new connections go to the current one. */
-export interface SwitchProxy {
-  port: number;
-  to(port: number): void;
-  close(): Promise<void>;
-}
-
-export async function switchProxy(initial = 0): Promise<SwitchProxy> {
-  let target = initial;
-  const sockets = new Set<Socket>();
-  const server = createServer((a) => {
-    const b = connect(target, '127.0.0.1');
-    sockets.add(a).add(b);
-    a.pipe(b);
-    b.pipe(a);
-    const end = () => {
-      sockets.delete(a);
-      sockets.delete(b);
-      a.destroy();
-      b.destroy();
-    };
-    a.on('error', end).on('close', end);
-    b.on('error', end).on('close', end);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as AddressInfo).port,
-    to(port) {
-      target = port;
-    },
-    close() {
-      for (const s of sockets) s.destroy();
-      return new Promise((r) => server.close(() => r()));
     },
   };
 }
