@@ -12,7 +12,7 @@ export default defineConfig({
       // Tests run on Node: the platform modules the `node` export condition picks.
       { find: /^@payhook\/core\/bridge$/, replacement: `${packages}core/src/platform/bridge-node.ts` },
       { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
-      { find: /^@payhook\/testing\/store$/, replacement: `${packages}testing/src/store.ts` },
+      { find: /^@payhook\/testing\/(store|ledger)$/, replacement: `${packages}testing/src/$1.ts` },
       { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
       { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },
       { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },

@@ -1,3 +1,3 @@
 import { packageBuild } from '../../tsup.base.js';
 
-export default packageBuild(['src/index.ts', 'src/store.ts']);
+export default packageBuild(['src/index.ts', 'src/store.ts', 'src/ledger.ts']);

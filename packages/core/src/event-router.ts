@@ -18,8 +18,11 @@ export interface HandlerContext {
   attempt: number;
   /** The store's token for this claim: stores that commit a handler's effect with the done record fence on it. */
   claimToken: string;
-  /** `webhook` for a signed delivery, `reconcile` for an event recovered through the API (a queued job keeps the source it was queued from). */
-  source: 'webhook' | 'reconcile';
+  /**
+   * `webhook` for a signed delivery, `reconcile` for an event recovered through the API, `replay`
+   * for a delivery replayed from the ledger (a queued job keeps the source it was queued from).
+   */
+  source: 'webhook' | 'reconcile' | 'replay';
   /** The service's own record, fetched before the handlers ran when a handler asked for it with `{ verify: true }`. */
   record?: TransactionRecord;
   /** Set when a queue worker runs the event: the engine's job, with its own attempt count. */

@@ -34,6 +34,24 @@ export {
 } from './reconciler.js';
 export { eventFromRecord } from './record-event.js';
 export { memoryStore, type MemoryStoreOptions } from './memory-store.js';
+export { retryDeadLetters, type DeadLetterRetry } from './dead-letters.js';
+export type { ReplayOptions } from './replay.js';
+export {
+  DEFAULT_LEDGER_RETENTION_MS,
+  ledgerSettings,
+  matchesQuery,
+  isOpenDeadLetter,
+  pageSize,
+  type DeadLetter,
+  type LateOutcome,
+  type Ledger,
+  type LedgerBodyMode,
+  type LedgerEntry,
+  type LedgerOptions,
+  type LedgerPatch,
+  type LedgerQuery,
+  type LedgerSource,
+} from './ledger.js';
 export {
   DEFAULT_RETENTION_MS,
   type ClaimResult,

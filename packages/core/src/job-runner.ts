@@ -120,7 +120,7 @@ function readJob(data: unknown): QueuedEvent | Error {
   if (!parsed.success) {
     return Object.assign(new Error(`[@payhook/core] the job's event is not a payment event: ${parsed.error.message}`), { issues: parsed.error.issues });
   }
-  const source = job.source === 'reconcile' ? 'reconcile' : 'webhook';
+  const source = job.source === 'reconcile' || job.source === 'replay' ? job.source : 'webhook';
   return { v: 1, event: parsed.data as PaymentEvent, dedupeKey: job.dedupeKey, source, secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null, queuedAt: job.queuedAt ?? 0 };
 }
 

@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache';
+import { ledgerSettings, type LedgerOptions } from './ledger.js';
+import { memoryLedger } from './memory-ledger.js';
 import { STORE_SYNC, type ClaimResult, type CompleteOptions, type Store, type StoreOps, type StoreRecord } from './store.js';
 
 export interface MemoryStoreOptions {
@@ -8,6 +10,11 @@ export interface MemoryStoreOptions {
   retentionMs?: number;
   /** Clock, for tests (a `Clock`'s `now`). Default `Date.now`. */
   now?: () => number;
+  /**
+   * Keep a ledger of every delivery (`store.ledger`), in this process's memory: `true`, or bounds
+   * and the body mode. Default off. At most 10,000 records unless `maxEntries` says otherwise.
+   */
+  ledger?: LedgerOptions | true;
 }
 
 /** One shape for every state, changed in place: a done record reuses its claim's entry. */
@@ -111,6 +118,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     release: async (key, token) => ops.release(key, token),
     extend: async (key, token, leaseMs) => ops.extend(key, token, leaseMs),
     get: async (key) => ops.get(key),
+    ...(options.ledger && { ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000), now) }),
   };
   // Not enumerable: a wrapper built with `{ ...store, claim }` must not inherit the unwrapped view.
   Object.defineProperty(store, STORE_SYNC, { value: ops });

@@ -16,6 +16,9 @@ import { verifyStep } from './pipeline/verify.js';
 import type { RawBody, VerifyResult } from './signature.js';
 import { createRunCore } from './run-core.js';
 import type { Store } from './store.js';
+import { ledgerId } from './ledger.js';
+import { createLedgerWriter, type Trace } from './pipeline/ledger-writer.js';
+import { createReplay, type ReplayOptions } from './replay.js';
 
 export interface Receiver {
   /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
@@ -29,10 +32,26 @@ export interface Receiver {
    * running at the budget is kept alive after the 202.
    */
   handle(request: Request, options?: HandleOptions): Promise<Response>;
+  /**
+   * Run a delivery recorded in the ledger again, through the same steps: the signature checked on
+   * the stored bytes, the same dedupe (a done event answers `duplicate` unless `force`, which runs
+   * it under a key of its own and is recorded). Resolves once the replay's own record is written.
+   */
+  replay(id: string, options?: ReplayOptions): Promise<DeliveryReport>;
   /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
   dispatch(event: PaymentEvent, options?: { source?: HandlerContext['source']; record?: TransactionRecord }): Promise<DeliveryReport>;
   readonly store: Store;
   readonly dedupeKey: (event: PaymentEvent) => string;
+}
+
+/** One delivery's way through the pipeline: when it arrived, its budget, where it came from, its ledger record. */
+interface Run {
+  startedAt: number;
+  budgetMs: number;
+  source: HandlerContext['source'];
+  waitUntil?: HandleOptions['waitUntil'];
+  record?: TransactionRecord;
+  trace?: Trace;
 }
 
 export interface HandleOptions {
@@ -83,33 +102,66 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const noHandlersHere = () => {
     if (handoff) throw new TypeError('[@payhook/core] this receiver hands events to a queue (handoff): register handlers on the worker, createWorker(...).on(...), not on the receiver.');
   };
-  const finish = (r: DeliveryReport, startedAt: number) => {
-    watch.answered();
-    r.durationMs = o.clock.now() - startedAt;
+  const ledger = o.store.ledger;
+  const writer = ledger && createLedgerWriter(ledger, o.log, () => o.clock.now());
+  // Late outcomes (after a 202) reach the ledger too, as an update of the delivery's record.
+  if (writer) settings.report = (r) => (r.late && writer.late(r), report(r));
+  const finish = (r: DeliveryReport, run: Run) => {
+    // Only answers to the service count for the loop watch; a reconcile or a replay has no deadline.
+    if (run.budgetMs !== Infinity) watch.answered();
+    r.durationMs = o.clock.now() - run.startedAt;
+    if (run.trace) {
+      r.deliveryId = run.trace.id;
+      writer!.answered(run.trace, r);
+    }
     return answerOf(report(r));
   };
+  const traceOf = (startedAt: number, source: Trace['source']): Trace | undefined =>
+    writer && { id: ledgerId(startedAt), receivedAt: startedAt, source };
 
-  function pipeline(delivery: RawDelivery, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
+  function pipeline(delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
-    if (isReport(body)) return finish(body, startedAt);
+    if (isReport(body)) return finish(body, run);
+    if (run.trace) {
+      run.trace.body = body;
+      run.trace.signatureHeader = delivery.signature;
+    }
     const verified = verify(body, delivery.signature);
-    return isPromise(verified)
-      ? verified.then((v) => afterVerify(v, body, delivery, startedAt, waitUntil))
-      : afterVerify(verified, body, delivery, startedAt, waitUntil);
+    return isPromise(verified) ? verified.then((v) => afterVerify(v, body, delivery, run)) : afterVerify(verified, body, delivery, run);
   }
-  function afterVerify(v: VerifyResult, body: RawBody, delivery: RawDelivery, startedAt: number, waitUntil: HandleOptions['waitUntil']): Awaitable<ReceiverResult> {
+  function afterVerify(v: VerifyResult, body: RawBody, delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
+    if (run.trace) run.trace.verified = v.ok;
     if (!v.ok) {
       const { signature: header, signatureHeaderSeen } = delivery;
       const diagnosing = diagnoseSignature(v, { body, header, signatureHeaderSeen, secrets: o.secrets, mode: o.mode, verify });
-      return diagnosing.then((d) => finish({ ...reportOf('unauthorized'), ...d }, startedAt));
+      return diagnosing.then((d) => finish({ ...reportOf('unauthorized'), ...d }, run));
     }
     const event = parseEvent(body);
-    if (event instanceof Malformed) return finish(event.report(), startedAt);
-    const input: RunInput = { secretIndex: v.secretIndex, source: 'webhook', budgetMs: o.budgetMs, startedAt, waitUntil };
-    const done = claimAndRun(settings, event, input);
-    return isPromise(done) ? done.then((r) => finish(r, startedAt)) : finish(done, startedAt);
+    if (event instanceof Malformed) return finish(event.report(), run);
+    return runEvent(event, v.secretIndex, run);
   }
-  const process = async (delivery: RawDelivery) => pipeline(delivery, o.clock.now(), undefined);
+  function runEvent(event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
+    const { startedAt, budgetMs, waitUntil, trace, record } = run;
+    const source = trace?.source ?? run.source;
+    // A forced replay claims a key of its own, so a done event runs again, once per replay.
+    const key = trace?.forced ? keyOf(event, trace.id) : undefined;
+    const input: RunInput = { secretIndex, source, budgetMs, startedAt, waitUntil, record, key, deliveryId: trace?.id };
+    const done = claimAndRun(settings, event, input);
+    return isPromise(done) ? done.then((r) => finish(r, run)) : finish(done, run);
+  }
+  const keyOf = (event: PaymentEvent, forcedBy: string) => {
+    const key = `forced:${forcedBy}:${o.dedupeKey(event)}`;
+    return plan ? queuedKey(key) : key;
+  };
+  const process = async (delivery: RawDelivery) => {
+    const startedAt = o.clock.now();
+    return pipeline(delivery, { startedAt, budgetMs: o.budgetMs, source: 'webhook', trace: traceOf(startedAt, 'webhook') });
+  };
+  const replays = writer && createReplay(ledger!, writer, {
+    signed: (delivery, trace) => pipeline(delivery, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
+    unsigned: (event, trace) => runEvent(event, null, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
+    trace: (replayOf, forced) => ({ ...traceOf(o.clock.now(), 'replay')!, replayOf, forced }),
+  });
 
   const receiver: Receiver = {
     on(event, handler, handlerOptions) {
@@ -134,7 +186,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const startedAt = o.clock.now();
       const hold = handleOptions.waitUntil && !handoff ? holdOpen(handleOptions.waitUntil) : undefined;
       try {
-        const r = await pipeline(delivery, startedAt, hold?.handOver);
+        const run: Run = { startedAt, budgetMs: o.budgetMs, source: 'webhook', waitUntil: hold?.handOver, trace: traceOf(startedAt, 'webhook') };
+        const r = await pipeline(delivery, run);
+        // The ledger writes after the answer: on a platform that freezes once it has answered, under its waitUntil.
+        if (writer) handleOptions.waitUntil?.(writer.idle());
         // A copy: the shared headers are frozen, and @hono/node-server 1.x's Response adds Content-Length to the object it is given.
         return new Response(r.body, { status: r.status, headers: { ...r.headers } });
       } finally {
@@ -143,10 +198,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     async dispatch(event, opts = {}) {
       const startedAt = o.clock.now();
-      const input: RunInput = { secretIndex: null, source: opts.source ?? 'reconcile', budgetMs: Infinity, startedAt, record: opts.record };
-      const r = await claimAndRun(settings, event, input);
-      r.durationMs = o.clock.now() - startedAt;
-      return report(r);
+      const source = opts.source ?? 'reconcile';
+      const trace = traceOf(startedAt, source);
+      // A recovered event has no signed bytes: its JSON is what a retry of its dead letter runs again.
+      if (trace) trace.body = JSON.stringify(event);
+      const r = await runEvent(event, null, { startedAt, budgetMs: Infinity, source, record: opts.record, trace });
+      return r.report;
+    },
+    async replay(id, replayOptions) {
+      if (!replays) throw new Error('[@payhook/core] replay needs a ledger: create the store with a `ledger` option (memoryStore, redisStore or postgresStore({ ledger: true })).');
+      return replays.replay(id, replayOptions);
     },
     store: o.store,
     dedupeKey: o.dedupeKey,

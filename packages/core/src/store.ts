@@ -1,3 +1,5 @@
+import type { Ledger } from './ledger.js';
+
 /**
  * The store contract: how the receiver claims a delivery so that each event runs once,
  * even when duplicates land at the same time on several processes.
@@ -30,6 +32,8 @@ export interface Store {
   get(key: string): Promise<StoreRecord | undefined>;
   /** Free connections or timers, if the store holds any. */
   close?(): Promise<void>;
+  /** The delivery ledger, when the store was created with a `ledger` option: the receiver records every delivery in it. */
+  readonly ledger?: Ledger;
 }
 
 /** `ok`: the handlers ran to the end. `failed`: a handler threw `NonRetriableError`; it is not run again. */

@@ -47,6 +47,8 @@ export interface RunInput {
   key?: string;
   /** The queue's job, when a worker runs the event. */
   job?: JobInfo;
+  /** The delivery's record in the ledger, carried into its late outcome. */
+  deliveryId?: string;
   /** Hands the work left at the budget to the platform's hook (see hold-open.ts); never throws. */
   waitUntil?: (work: Promise<unknown>) => void;
 }
@@ -72,6 +74,7 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
     source: input.source,
     attempt: undefined,
     secretIndex: input.secretIndex ?? undefined,
+    deliveryId: input.deliveryId,
   };
   const plan = isPaymentEventName(event.event) ? s.planFor(event.event) : undefined;
   if (plan === undefined || plan.handlers.length === 0) return reportOf('ignored', fields);

@@ -66,6 +66,8 @@ export interface DeliveryReport {
   attempt?: number;
   /** Which of the configured secrets matched (rotation); absent when none did or none was needed. */
   secretIndex?: number;
+  /** The delivery's record in the ledger (`store.ledger`), when the store keeps one. */
+  deliveryId?: string;
   /** Why a signature was refused (401). */
   reason?: SignatureReason;
   /** With a missing signature: the other known signature header the delivery carried (see `signatureHeader`). */
@@ -84,8 +86,8 @@ export function reportOf(outcome: DeliveryOutcome, fields?: DeliveryFields): Del
   if (fields === undefined) return { outcome, status: STATUS[outcome] };
   // Every delivery's path: the names, copied by hand (a spread costs more than the rest of this).
   if (fields.error === undefined && fields.late === undefined) {
-    const { reference, event, dedupeKey, source, attempt, secretIndex } = fields;
-    return { outcome, status: STATUS[outcome], reference, event, dedupeKey, source, attempt, secretIndex };
+    const { reference, event, dedupeKey, source, attempt, secretIndex, deliveryId } = fields;
+    return { outcome, status: STATUS[outcome], reference, event, dedupeKey, source, attempt, secretIndex, deliveryId };
   }
   return { outcome, status: STATUS[outcome], ...fields };
 }

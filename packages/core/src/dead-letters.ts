@@ -1,0 +1,51 @@
+import type { LedgerEntry } from './ledger.js';
+import type { DeliveryReport } from './pipeline/outcome.js';
+import type { Receiver } from './receiver.js';
+
+export interface DeadLetterRetry {
+  /** The dead letter's record. */
+  id: string;
+  /** What its replay answered. */
+  report: DeliveryReport;
+  /** Whether the event was done (failed) and so had to be forced. */
+  forced: boolean;
+  /** True when the dead letter is answered: the event is done now, or its replay went to the dead letters in its place. */
+  closed: boolean;
+}
+
+const NAME = '[@payhook/core]';
+/** Outcomes after which a dead letter needs nothing more. */
+const SETTLED = new Set(['processed', 'queued', 'duplicate', 'ignored', 'rejected']);
+
+/**
+ * Retry dead letters through the receiver, oldest first: each is replayed from its stored bytes,
+ * forced when its event is done as failed (a handler threw NonRetriableError), not forced
+ * otherwise, so an event that was processed since answers `duplicate` and runs no handler twice.
+ * A dead letter whose replay settles is closed (`deadLetter.retriedBy` names the replay).
+ *
+ * @example
+ * for (const r of await retryDeadLetters(receiver)) console.log(r.id, r.report.outcome);
+ */
+export async function retryDeadLetters(receiver: Receiver, options: { ids?: readonly string[]; limit?: number } = {}): Promise<DeadLetterRetry[]> {
+  const ledger = receiver.store.ledger;
+  if (!ledger) throw new Error(`${NAME} dead letters live in the ledger: create the store with a \`ledger\` option to keep them.`);
+  const letters = options.ids
+    ? await Promise.all(options.ids.map(async (id) => openLetter(id, await ledger.get(id))))
+    : (await ledger.list({ deadLetters: 'open', limit: options.limit ?? 1000 })).reverse();
+  const results: DeadLetterRetry[] = [];
+  for (const letter of letters) {
+    const record = letter.dedupeKey === undefined ? undefined : await receiver.store.get(letter.dedupeKey);
+    const forced = record?.state === 'done' && record.outcome === 'failed';
+    const report = await receiver.replay(letter.id, { force: forced });
+    const closed = SETTLED.has(report.outcome) && report.deliveryId !== undefined;
+    if (closed) await ledger.update(letter.id, { deadLetter: { ...letter.deadLetter!, retriedBy: report.deliveryId } });
+    results.push({ id: letter.id, report, forced, closed });
+  }
+  return results;
+}
+
+function openLetter(id: string, entry: LedgerEntry | undefined): LedgerEntry {
+  if (entry?.deadLetter === undefined) throw new Error(`${NAME} ${JSON.stringify(id)} is not a dead letter in the ledger; list them with \`payhook dead-letters list\`.`);
+  if (entry.deadLetter.retriedBy !== undefined) throw new Error(`${NAME} dead letter ${id} was already retried by ${entry.deadLetter.retriedBy}.`);
+  return entry;
+}

@@ -1,0 +1,172 @@
+import type { DeliveryOutcome } from './pipeline/outcome.js';
+
+/**
+ * The delivery ledger: one record per delivery attempt, kept beside the store's claims, so that a
+ * merchant can answer "what did the service send at 03:12 and what did we answer", replay a
+ * delivery after a fix, and find the events that went to the dead letters. A store offers one as
+ * `store.ledger` when it was created with a `ledger` option; the receiver then writes to it
+ * after each answer, in batches, off the delivery's path.
+ */
+export interface Ledger {
+  /** How bodies are kept: `keep` (the raw bytes, so deliveries can be replayed) or `hash` (SHA-256 only). */
+  readonly body: LedgerBodyMode;
+  /** Write records, in order; one call per batch. */
+  append(entries: readonly LedgerEntry[]): Promise<void>;
+  /** Add to a record: its late outcome, its dead letter, or the retry that answered its dead letter. */
+  update(id: string, patch: LedgerPatch): Promise<void>;
+  get(id: string): Promise<LedgerEntry | undefined>;
+  /** Records newest first, filtered by every field the query sets. */
+  list(query?: LedgerQuery): Promise<LedgerEntry[]>;
+}
+
+export type LedgerBodyMode = 'keep' | 'hash';
+
+/** Where a delivery came from: signed by the service, recovered by a reconcile, or replayed from the ledger. */
+export type LedgerSource = 'webhook' | 'reconcile' | 'replay';
+
+export interface LedgerEntry {
+  /** Unique per attempt, and sorts in the order records were received. */
+  id: string;
+  /** Epoch milliseconds on the receiver's clock. */
+  receivedAt: number;
+  source: LedgerSource;
+  reference?: string;
+  event?: string;
+  dedupeKey?: string;
+  /** What the receiver answered, and with which status. */
+  outcome: DeliveryOutcome;
+  status: number;
+  /** From the body's arrival to the answer. */
+  durationMs: number;
+  /** Which claim of the event this was (1 the first time); absent where nothing was claimed. */
+  attempt?: number;
+  /** `valid`, `invalid` (answered 401), or `not-checked` (a reconcile, or a request refused before the check). */
+  signature: 'valid' | 'invalid' | 'not-checked';
+  /** Which configured secret matched (rotation). */
+  secretIndex?: number;
+  /** The signature header as received, so that a replay checks it again on the stored bytes. */
+  signatureHeader?: string;
+  /** The raw body, as UTF-8 text (`bodyEncoding` utf8) or base64 when it is not UTF-8. Absent in `hash` mode. */
+  body?: string;
+  bodyEncoding?: 'utf8' | 'base64';
+  /** Hex SHA-256 of the raw body, in `hash` mode. */
+  bodySha256?: string;
+  /** The error's message, for the merchant; never sent to the service. */
+  error?: string;
+  /** What happened after a 202: the handler's outcome once it finished. */
+  late?: LateOutcome;
+  /** Set when the event went to the dead letters from this attempt. */
+  deadLetter?: DeadLetter;
+  /** For a replay: the record it replayed, and whether a done event was forced to run again. */
+  replayOf?: string;
+  forced?: boolean;
+}
+
+export interface LateOutcome {
+  outcome: DeliveryOutcome;
+  /** From the body's arrival to the handler's end. */
+  durationMs: number;
+  error?: string;
+}
+
+export interface DeadLetter {
+  /** `rejected`: a handler threw NonRetriableError. `late-failed`: a handler failed after the 202. `reconcile-failed`: a reconcile found the event and could not run it. */
+  reason: 'rejected' | 'late-failed' | 'reconcile-failed';
+  /** When it went there, epoch ms. */
+  at: number;
+  /** The id of the replay that retried it; an open dead letter has none. */
+  retriedBy?: string;
+}
+
+export type LedgerPatch = Partial<Pick<LedgerEntry, 'late' | 'deadLetter'>>;
+
+export interface LedgerQuery {
+  reference?: string;
+  event?: string;
+  /** Matches the answer's outcome or the late outcome. */
+  outcome?: DeliveryOutcome;
+  /** Received at or after, epoch ms. */
+  since?: number;
+  /** Received before, epoch ms. */
+  until?: number;
+  /** `open`: dead letters not yet retried; `all`: every dead letter. */
+  deadLetters?: 'open' | 'all';
+  /** Only records with an id below this one: the last id of the previous page. */
+  before?: string;
+  /** Default 50, at most 1000. */
+  limit?: number;
+}
+
+export interface LedgerOptions {
+  /** `keep` (default) stores the raw body, which replay needs; `hash` stores its SHA-256 only. */
+  body?: LedgerBodyMode;
+  /** Most records kept; the oldest go first. Open dead letters are kept past it. */
+  maxEntries?: number;
+  /** How long records are kept, in ms. Open dead letters are kept past it. Default 7 days. */
+  retentionMs?: number;
+}
+
+export const DEFAULT_LEDGER_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+export const MAX_LEDGER_PAGE = 1000;
+
+/** The options with defaults filled in and checked; `name` starts the error message (the store's package). */
+export function ledgerSettings(options: LedgerOptions | true, name: string, defaultMax: number) {
+  const o = options === true ? {} : options;
+  const body = o.body ?? 'keep';
+  if (body !== 'keep' && body !== 'hash') {
+    throw new TypeError(`${name} ledger.body must be 'keep' or 'hash'; got ${String(body)}. Leave it unset to keep bodies, which replay needs.`);
+  }
+  const maxEntries = o.maxEntries ?? defaultMax;
+  if (!(Number.isInteger(maxEntries) && maxEntries > 0)) {
+    throw new RangeError(`${name} ledger.maxEntries must be a positive whole number; got ${maxEntries}. Leave it unset for ${defaultMax}.`);
+  }
+  const retentionMs = o.retentionMs ?? DEFAULT_LEDGER_RETENTION_MS;
+  if (!(Number.isFinite(retentionMs) && retentionMs > 0)) {
+    throw new RangeError(`${name} ledger.retentionMs must be a positive number of milliseconds; got ${retentionMs}. Leave it unset for 7 days.`);
+  }
+  return { body, maxEntries, retentionMs };
+}
+
+/** The page size a query asks for, checked. */
+export function pageSize(query: LedgerQuery, name: string): number {
+  const limit = query.limit ?? 50;
+  if (!(Number.isInteger(limit) && limit > 0 && limit <= MAX_LEDGER_PAGE)) {
+    throw new RangeError(`${name} a ledger query's limit must be a whole number from 1 to ${MAX_LEDGER_PAGE}; got ${limit}.`);
+  }
+  return limit;
+}
+
+/** Whether a record answers a query (every filter but `limit`): one definition for every store. */
+export function matchesQuery(e: LedgerEntry, q: LedgerQuery): boolean {
+  if (q.reference !== undefined && e.reference !== q.reference) return false;
+  if (q.event !== undefined && e.event !== q.event) return false;
+  if (q.outcome !== undefined && e.outcome !== q.outcome && e.late?.outcome !== q.outcome) return false;
+  if (q.since !== undefined && e.receivedAt < q.since) return false;
+  if (q.until !== undefined && e.receivedAt >= q.until) return false;
+  if (q.before !== undefined && !(e.id < q.before)) return false;
+  if (q.deadLetters === 'all' && e.deadLetter === undefined) return false;
+  if (q.deadLetters === 'open' && (e.deadLetter === undefined || e.deadLetter.retriedBy !== undefined)) return false;
+  return true;
+}
+
+/** Whether a record must be kept past the ledger's bounds: an open dead letter. */
+export const isOpenDeadLetter = (e: LedgerEntry): boolean => e.deadLetter !== undefined && e.deadLetter.retriedBy === undefined;
+
+let last = 0;
+let seq = 0;
+let suffix: string | undefined;
+
+/**
+ * A record id: the time in base 36 (11 digits, so ids sort by time as strings), a counter within
+ * the millisecond, and a random part per process, so that processes never collide.
+ */
+export function ledgerId(now: number): string {
+  // Made on first use: a Worker forbids random values at module scope.
+  suffix ??= crypto.randomUUID().slice(0, 8);
+  if (now === last) seq += 1;
+  else {
+    last = now;
+    seq = 0;
+  }
+  return `${now.toString(36).padStart(11, '0')}-${seq.toString(36).padStart(4, '0')}-${suffix}`;
+}

@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest';
+import { createEvent, manualClock, signedRequest } from '@payhook/testing';
+import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type Ledger, type LedgerEntry } from '../src/index.js';
+
+const secret = 'whsec_ledger';
+const quiet = { info() {}, warn() {}, error() {} };
+/** The ledger writes after the answer, in a later turn: let it. */
+const written = () => new Promise<void>((r) => setImmediate(r));
+
+function setup(ledger: { body?: 'keep' | 'hash' } | true = true, budgetMs = 200) {
+  const clock = manualClock(1_700_000_000_000);
+  const store = memoryStore({ now: clock.now, ledger });
+  const receiver = createReceiver({ secret, store, clock, budgetMs, leaseMs: 1_000, logger: quiet });
+  const send = async (request: Request) => {
+    const r = await receiver.handle(request);
+    return `${r.status} ${((await r.json()) as { outcome: string }).outcome}`;
+  };
+  return { clock, store, ledger: store.ledger!, receiver, send };
+}
+
+describe('the ledger', () => {
+  it('records one entry per delivery attempt: what came, the signature verdict, what was answered', async () => {
+    const { ledger, receiver, send } = setup();
+    let runs = 0;
+    receiver.on('payment.success', () => void (runs += 1));
+    const event = createEvent('payment.success', { reference: 'L1' });
+    expect(await send(signedRequest(event, { secret }))).toBe('200 processed');
+    expect(await send(signedRequest(event, { secret }))).toBe('200 duplicate');
+    expect(await send(signedRequest(event, { secret: 'whsec_other' }))).toBe('401 unauthorized');
+    expect(await send(new Request('http://x/', { method: 'GET' }))).toBe('405 method-not-allowed');
+    await written();
+    const all = await ledger.list();
+    expect(all.map((e) => e.outcome)).toEqual(['method-not-allowed', 'unauthorized', 'duplicate', 'processed']);
+    const [, bad, dup, first] = all as [LedgerEntry, LedgerEntry, LedgerEntry, LedgerEntry];
+    expect(first).toMatchObject({ source: 'webhook', reference: 'L1', event: 'payment.success', status: 200, attempt: 1, signature: 'valid', secretIndex: 0, bodyEncoding: 'utf8' });
+    expect(JSON.parse(first.body!)).toEqual(event);
+    expect(first.signatureHeader).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(dup).toMatchObject({ outcome: 'duplicate', signature: 'valid' });
+    expect(bad).toMatchObject({ signature: 'invalid', status: 401 });
+    expect(bad.body).toBe(first.body);
+    expect(runs).toBe(1);
+    expect((await ledger.list({ reference: 'L1' })).length).toBe(3);
+  });
+
+  it('names the record in the report, and adds the late outcome of a handler that outlived the budget', async () => {
+    const { clock, ledger, receiver } = setup();
+    const reports: { deliveryId?: string; outcome: string; late?: boolean }[] = [];
+    const logged = createReceiver({ secret, store: receiver.store, clock, budgetMs: 200, leaseMs: 1_000, logger: (_level, fields) => void reports.push(fields as never) });
+    logged.on('payment.success', async () => {
+      await clock.sleep(500);
+      throw new Error('the warehouse is down');
+    });
+    const answer = logged.handle(signedRequest(createEvent('payment.success', { reference: 'L2' }), { secret }));
+    await clock.advance(200);
+    expect((await answer).status).toBe(202);
+    await clock.advance(300);
+    await written();
+    const [entry] = await ledger.list({ reference: 'L2' });
+    expect(entry).toMatchObject({ outcome: 'accepted', status: 202, late: { outcome: 'failed', error: 'the warehouse is down' }, deadLetter: { reason: 'late-failed' } });
+    expect(entry!.late!.durationMs).toBe(500);
+    expect(reports.filter((r) => r.deliveryId === entry!.id).map((r) => `${r.outcome}${r.late ? ' late' : ''}`)).toEqual(['accepted', 'failed late']);
+    expect((await ledger.list({ outcome: 'failed' })).map((e) => e.id)).toEqual([entry!.id]);
+  });
+
+  it('sends NonRetriableError to the dead letters; a replay answers duplicate unless forced, and forcing is recorded', async () => {
+    const { ledger, receiver, send } = setup();
+    let fixed = false;
+    const ran: string[] = [];
+    receiver.on('payment.success', (e, ctx) => {
+      ran.push(`${ctx.source}:${fixed}`);
+      if (!fixed) throw new NonRetriableError('unknown order');
+    });
+    expect(await send(signedRequest(createEvent('payment.success', { reference: 'L3' }), { secret }))).toBe('200 rejected');
+    await written();
+    const [dead] = await ledger.list({ deadLetters: 'open' });
+    expect(dead).toMatchObject({ reference: 'L3', outcome: 'rejected', error: 'unknown order', deadLetter: { reason: 'rejected' } });
+
+    expect((await receiver.replay(dead!.id)).outcome).toBe('duplicate');
+    fixed = true;
+    const forced = await receiver.replay(dead!.id, { force: true });
+    expect(forced.outcome).toBe('processed');
+    expect(await ledger.get(forced.deliveryId!)).toMatchObject({ source: 'replay', replayOf: dead!.id, forced: true, signature: 'valid', outcome: 'processed' });
+    expect(ran).toEqual(['webhook:false', 'replay:true']);
+    await expect(receiver.replay('nope')).rejects.toThrow(/no delivery "nope" in the ledger/);
+  });
+
+  it('retries dead letters: forced where the event is done as failed, each processed once, then closed', async () => {
+    const { clock, ledger, receiver, send } = setup();
+    let fixed = false;
+    const ran = new Map<string, number>();
+    receiver.on('payment.success', async (e) => {
+      if (e.reference === 'late') await clock.sleep(300);
+      if (!fixed) throw e.reference === 'late' ? new Error('down') : new NonRetriableError('no such order');
+      ran.set(e.reference, (ran.get(e.reference) ?? 0) + 1);
+    });
+    for (const reference of ['D1', 'D2']) expect(await send(signedRequest(createEvent('payment.success', { reference }), { secret }))).toBe('200 rejected');
+    const late = send(signedRequest(createEvent('payment.success', { reference: 'late' }), { secret }));
+    await clock.advance(300);
+    expect(await late).toBe('202 accepted');
+    await written();
+    expect((await ledger.list({ deadLetters: 'open' })).map((e) => e.reference)).toEqual(['late', 'D2', 'D1']);
+
+    fixed = true;
+    const retried = retryDeadLetters(receiver);
+    await clock.advance(300);
+    const results = await retried;
+    expect(results.map((r) => [r.report.reference, r.report.outcome, r.forced, r.closed])).toEqual([
+      ['D1', 'processed', true, true],
+      ['D2', 'processed', true, true],
+      ['late', 'processed', false, true],
+    ]);
+    expect(Object.fromEntries(ran)).toEqual({ D1: 1, D2: 1, late: 1 });
+    expect(await ledger.list({ deadLetters: 'open' })).toEqual([]);
+    expect((await retryDeadLetters(receiver)).length).toBe(0);
+    await expect(retryDeadLetters(receiver, { ids: [results[0]!.id] })).rejects.toThrow(/already retried by/);
+  });
+
+  it('checks the signature again on the stored bytes: after the secret is rotated away, a replay is refused', async () => {
+    const { store, ledger, receiver, send } = setup();
+    receiver.on('payment.success', () => {});
+    expect(await send(signedRequest(createEvent('payment.success', { reference: 'L4' }), { secret }))).toBe('200 processed');
+    await written();
+    const [entry] = await ledger.list({ reference: 'L4' });
+    const rotated = createReceiver({ secret: 'whsec_new', store, logger: quiet }).on('payment.success', () => {});
+    const r = await rotated.replay(entry!.id, { force: true });
+    expect(r.outcome).toBe('unauthorized');
+    expect(await ledger.get(r.deliveryId!)).toMatchObject({ signature: 'invalid', replayOf: entry!.id, forced: true });
+  });
+
+  it('in hash mode keeps the SHA-256 of the body and no bytes, and says why such a delivery cannot be replayed', async () => {
+    const { ledger, receiver, send } = setup({ body: 'hash' });
+    receiver.on('payment.success', () => {});
+    const request = signedRequest(createEvent('payment.success', { reference: 'L5' }), { secret });
+    const bytes = new Uint8Array(await request.clone().arrayBuffer());
+    await send(request);
+    await written();
+    const [entry] = await ledger.list();
+    const expected = Buffer.from(await crypto.subtle.digest('SHA-256', bytes)).toString('hex');
+    expect(entry).toMatchObject({ bodySha256: expected });
+    expect(entry!.body).toBeUndefined();
+    await expect(receiver.replay(entry!.id)).rejects.toThrow(/recorded without its body \(ledger body: 'hash'\)/);
+  });
+
+  it('records a reconcile that could not run as a dead letter, and replays it without a signature', async () => {
+    const { ledger, receiver } = setup();
+    let fixed = false;
+    receiver.on('payment.refunded', () => {
+      if (!fixed) throw new Error('db down');
+    });
+    const event = createEvent('payment.refunded', { reference: 'L6' });
+    expect((await receiver.dispatch(event)).outcome).toBe('failed');
+    await written();
+    const [dead] = await ledger.list({ deadLetters: 'open' });
+    expect(dead).toMatchObject({ source: 'reconcile', signature: 'not-checked', deadLetter: { reason: 'reconcile-failed' } });
+    fixed = true;
+    const [retry] = await retryDeadLetters(receiver);
+    expect(retry).toMatchObject({ forced: false, closed: true, report: { outcome: 'processed', source: 'replay' } });
+  });
+
+  it('costs no delivery when the ledger fails: the answer stands and the log says what is missing', async () => {
+    const errors: string[] = [];
+    const broken: Ledger = {
+      body: 'keep',
+      append: async () => Promise.reject(new Error('disk full')),
+      update: async () => {},
+      get: async () => undefined,
+      list: async () => [],
+    };
+    const store = { ...memoryStore(), ledger: broken };
+    const receiver = createReceiver({ secret, store, logger: { info() {}, warn() {}, error: (_f: unknown, m: string) => void errors.push(m) } }).on('payment.success', () => {});
+    const r = await receiver.handle(signedRequest(createEvent('payment.success'), { secret }));
+    expect(r.status).toBe(200);
+    await written();
+    expect(errors).toEqual([expect.stringMatching(/the ledger could not record 1 deliveries; they are missing from it/)]);
+  });
+
+  it('says how to get a ledger when replay is asked of a receiver without one', async () => {
+    const receiver = createReceiver({ secret, logger: quiet });
+    await expect(receiver.replay('x')).rejects.toThrow(/replay needs a ledger: create the store with a `ledger` option/);
+    await expect(retryDeadLetters(receiver)).rejects.toThrow(/dead letters live in the ledger/);
+  });
+});
