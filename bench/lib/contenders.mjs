@@ -21,6 +21,7 @@ export const ROWS = {
     label: 'payhook `process` with `telemetry: openTelemetry()` (`@payhook/core/otel`, no OpenTelemetry SDK registered: the no-op tracer and meter)',
     async: true,
   },
+  processLedger: { label: 'payhook `process` with the memory store\'s ledger on (`memoryStore({ ledger: true })`: a record per delivery, body kept)', async: true },
   processNoStore: { label: 'payhook `process` on a store that does nothing (what deduplication costs: not a configuration to run)', async: true },
   floor: { label: 'floor: HMAC + timingSafeEqual + JSON.parse (Buffer body)' },
   octokit: { label: '@octokit/webhooks `verifyAndReceive` (string payload)', async: true },
@@ -100,8 +101,8 @@ export function makeContenders({ core, adapter, otel, peers }, d = makeDeliverie
       headers: { 'content-type': 'application/json', 'x-service-signature': d.signatures[i] },
       body: d.bodies[i],
     });
-  const newReceiver = (name, extra = {}) =>
-    core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }), ...extra }).on('payment.success', handlerFor(name));
+  const newReceiver = (name, extra = {}, storeOptions = {}) =>
+    core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX, ...storeOptions }), ...extra }).on('payment.success', handlerFor(name));
 
   const signed = peers && signPeers(peers, d);
   const needPeers = (name) => {
@@ -136,6 +137,18 @@ export function makeContenders({ core, adapter, otel, peers }, d = makeDeliverie
       return () => {
         const i = k();
         return process({ method: 'POST', signature: d.signatures[i], body: input[i] });
+      };
+    },
+    /**
+     * `process` exactly, with the ledger on: each delivery's record is written after its answer, by
+     * the ledger's writer, and the memory ledger drops the oldest past its 10,000 records.
+     */
+    processLedger(name, ledger = true) {
+      const { process } = adapter.adapterOf(newReceiver(name, {}, { ledger }));
+      const k = next(name);
+      return () => {
+        const i = k();
+        return process({ method: 'POST', signature: d.signatures[i], body: d.bodies[i] });
       };
     },
     /**

@@ -2,7 +2,7 @@ import { packageBuild } from '../../tsup.base.js';
 
 // The platform modules are entries of their own: package.json picks one by export condition
 // (`#platform` internally, `@payhook/core/bridge` for adapters), so no build carries both.
-export default packageBuild(
+const library = packageBuild(
   {
     index: 'src/index.ts',
     node: 'src/node.ts',
@@ -17,8 +17,15 @@ export default packageBuild(
   },
   {
     external: ['#platform'],
+    // The command's build below runs beside this one: leave its output alone.
+    clean: ['!cli.js', '!cli.js.map'],
     // Types only: `#platform` has the same type under every condition. Not in tsconfig.json, whose
     // paths bundlers (esbuild, wrangler) would apply to dist/ when it is reached through a workspace link.
     dts: { compilerOptions: { paths: { '#platform': ['./src/platform/node.ts'] } } },
   },
 );
+
+// The `payhook` command (bin/payhook.mjs): Node only, ESM only, no types.
+const cli = packageBuild({ cli: 'src/cli.ts' }, { format: ['esm'], dts: false, clean: false, external: ['#platform'] });
+
+export default [library, cli];

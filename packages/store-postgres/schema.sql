@@ -14,3 +14,30 @@ CREATE TABLE IF NOT EXISTS "payhook_deliveries" (
   expires_at       timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS "payhook_deliveries_expires_at_idx" ON "payhook_deliveries" (expires_at);
+
+-- The delivery ledger (the `ledger` option): one row per delivery attempt, the record as JSON;
+-- the other columns are generated from it for the filters and the bounds. PostgreSQL 12 or later.
+CREATE TABLE IF NOT EXISTS "payhook_deliveries_ledger" (
+  entry        jsonb   NOT NULL,
+  -- Ids sort by time as text, byte by byte as in JavaScript: "C", whatever the database's collation.
+  id           text    COLLATE "C" GENERATED ALWAYS AS (entry->>'id') STORED PRIMARY KEY,
+  -- Epoch ms on the receiver's clock.
+  received_at  float8  NOT NULL GENERATED ALWAYS AS ((entry->>'receivedAt')::float8) STORED,
+  reference    text    GENERATED ALWAYS AS (entry->>'reference') STORED,
+  event        text    GENERATED ALWAYS AS (entry->>'event') STORED,
+  outcome      text    NOT NULL GENERATED ALWAYS AS (entry->>'outcome') STORED,
+  late_outcome text    GENERATED ALWAYS AS (entry->'late'->>'outcome') STORED,
+  dead         boolean NOT NULL GENERATED ALWAYS AS (entry ? 'deadLetter') STORED,
+  -- A dead letter no retry has answered yet: kept past both bounds.
+  open_dead    boolean NOT NULL GENERATED ALWAYS AS (entry ? 'deadLetter' AND NOT (entry->'deadLetter' ? 'retriedBy')) STORED
+);
+CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_ref_idx" ON "payhook_deliveries_ledger" (reference, id);
+-- For the retention bound and the time filters.
+CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_at_idx" ON "payhook_deliveries_ledger" (received_at);
+-- The outcome filter, in the answers and the late outcomes. The common answers are found by walking
+-- the newest records; only the rare ones (failed, rejected, unauthorized, ...) need an index.
+CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_outcome_idx" ON "payhook_deliveries_ledger" (outcome, id)
+  WHERE outcome NOT IN ('processed', 'queued', 'duplicate', 'ignored', 'accepted');
+CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_late_idx" ON "payhook_deliveries_ledger" (late_outcome, id) WHERE late_outcome IS NOT NULL;
+-- Dead letters are few: found without reading the rest.
+CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_dead_idx" ON "payhook_deliveries_ledger" (id) WHERE dead;

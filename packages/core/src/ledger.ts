@@ -152,7 +152,8 @@ export function matchesQuery(e: LedgerEntry, q: LedgerQuery): boolean {
 /** Whether a record must be kept past the ledger's bounds: an open dead letter. */
 export const isOpenDeadLetter = (e: LedgerEntry): boolean => e.deadLetter !== undefined && e.deadLetter.retriedBy === undefined;
 
-let last = 0;
+let last = -1;
+let prefix = '';
 let seq = 0;
 let suffix: string | undefined;
 
@@ -166,7 +167,8 @@ export function ledgerId(now: number): string {
   if (now === last) seq += 1;
   else {
     last = now;
+    prefix = `${now.toString(36).padStart(11, '0')}-`;
     seq = 0;
   }
-  return `${now.toString(36).padStart(11, '0')}-${seq.toString(36).padStart(4, '0')}-${suffix}`;
+  return `${prefix}${seq.toString(36).padStart(4, '0')}-${suffix}`;
 }

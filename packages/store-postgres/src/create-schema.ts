@@ -5,16 +5,17 @@ import { schemaSql } from './schema.js';
 import { NAME, storeError } from './store-error.js';
 
 /**
- * Create the table; an advisory lock makes processes that start together take turns.
+ * Create the table, and the ledger's when `ledger`; an advisory lock makes processes that start
+ * together take turns.
  *
  * @example
  * await createSchema(pool, 'payhook_deliveries', 2000);
  */
-export async function createSchema(pool: Pool, table: string, timeoutMs: number): Promise<void> {
+export async function createSchema(pool: Pool, table: string, timeoutMs: number, ledger = false): Promise<void> {
   try {
     await inTransaction(pool, async (client) => {
       await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`@payhook/store-postgres:${table}`], query_timeout: timeoutMs * 5 } as pg.QueryConfig);
-      await client.query(schemaSql(table));
+      await client.query(schemaSql(table, { ledger }));
     });
   } catch (cause) {
     // Refused by the database (no privilege, no such schema): say how to create the table instead.

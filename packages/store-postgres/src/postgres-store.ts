@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_RETENTION_MS } from '@payhook/core';
+import { DEFAULT_RETENTION_MS, ledgerSettings, type LedgerOptions } from '@payhook/core';
 import type {
   ClaimResult,
   CompleteOptions,
@@ -16,6 +16,7 @@ import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { createSchema } from './create-schema.js';
 import { inTransaction } from './in-transaction.js';
 import { createPool, hearIdleErrors, warnIfNotDurable } from './own-pool.js';
+import { postgresLedger } from './postgres-ledger.js';
 import { DEFAULT_TABLE, quoteTable } from './schema.js';
 import { storeStatements } from './store-statements.js';
 import { NAME, storeError } from './store-error.js';
@@ -42,6 +43,8 @@ export interface PostgresStoreOptions {
    * can then lose done records already answered 200. Default true.
    */
   checkDurability?: boolean;
+  /** Keep a delivery ledger (`store.ledger`) in the table `<table>_ledger`: `true`, or its options (default 100,000 records, 7 days). */
+  ledger?: LedgerOptions | true;
 }
 
 /** A merchant's database effect, run on `client` inside the transaction that marks the event done. */
@@ -106,6 +109,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const { sql: t } = quoteTable(table);
   const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
   const timeoutMs = positiveMs(options.queryTimeoutMs ?? 2_000, 'queryTimeoutMs');
+  const ledger = options.ledger && ledgerSettings(options.ledger, NAME, 100_000);
   const owned = !options.pool;
   const pool = options.pool ?? createPool(options.connectionString, timeoutMs);
   // A pool of yours with no 'error' listener would end the process when an idle connection dies.
@@ -115,7 +119,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   let schemaReady: Promise<void> | undefined;
   const ensureTable = (): Promise<void> | undefined => {
     if (options.createTable === false) return undefined;
-    return (schemaReady ??= createSchema(pool, table, timeoutMs).catch((error) => {
+    return (schemaReady ??= createSchema(pool, table, timeoutMs, !!ledger).catch((error) => {
       schemaReady = undefined;
       throw error;
     }));
@@ -139,6 +143,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const store: PostgresStore = {
     pool,
     table: t,
+    ...(ledger && { ledger: postgresLedger(ledger, { pool, table, timeoutMs, ensureTable }) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
       const token = randomUUID();
@@ -223,7 +228,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     async createTable() {
       if (options.createTable === false) {
         try {
-          await createSchema(pool, table, timeoutMs);
+          await createSchema(pool, table, timeoutMs, !!ledger);
         } catch (cause) {
           throw storeError('create the table for', table, cause, table);
         }

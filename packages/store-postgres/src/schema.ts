@@ -1,3 +1,5 @@
+import { ledgerSchemaSql } from './ledger-schema.js';
+
 const NAME = '[@payhook/store-postgres]';
 const PART = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
@@ -15,15 +17,28 @@ export function quoteTable(table: string): { sql: string; name: string } {
   return { sql: parts.map((p) => `"${p}"`).join('.'), name: parts[parts.length - 1]! };
 }
 
+/** The ledger's table for the store's `table`: `<table>_ledger`, in the same schema. */
+export function ledgerTable(table: string): { sql: string; name: string } {
+  const { name } = quoteTable(table);
+  if (name.length > 56) {
+    throw new TypeError(
+      `${NAME} the ledger's table is the store's table name followed by _ledger, and must fit in 63 characters: use a table name of at most 56 (got ${JSON.stringify(name)}, ${name.length}), or go without the ledger (no \`ledger\` option; schemaSql(table, { ledger: false }) in migrations).`,
+    );
+  }
+  return quoteTable(`${table}_ledger`);
+}
+
 /**
  * The schema the store needs, for `table`: the same SQL as the package's `schema.sql` (which uses
- * the default table name). Idempotent; run it from your own migrations when `createTable` is false.
+ * the default table name), with the ledger's table unless `ledger` is false. Idempotent; run it
+ * from your own migrations when `createTable` is false.
  *
  * @example
  * await pool.query(schemaSql('billing.payhook_deliveries'));
  */
-export function schemaSql(table: string = DEFAULT_TABLE): string {
+export function schemaSql(table: string = DEFAULT_TABLE, { ledger = true }: { ledger?: boolean } = {}): string {
   const { sql, name } = quoteTable(table);
+  const l = ledger ? ledgerTable(table) : undefined;
   return `-- The records of @payhook/store-postgres: one row per dedupe key. A logged table: a claim or a done
 -- record that a crash forgets would let a delivery run twice. All times come from the database clock.
 CREATE TABLE IF NOT EXISTS ${sql} (
@@ -40,5 +55,5 @@ CREATE TABLE IF NOT EXISTS ${sql} (
   expires_at       timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS "${name}_expires_at_idx" ON ${sql} (expires_at);
-`;
+${l ? `\n${ledgerSchemaSql(l.sql, l.name)}` : ''}`;
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_RETENTION_MS } from '@payhook/core';
-import type { ClaimResult, CompleteOptions, Outcome, Store, StoreRecord } from '@payhook/core';
+import { DEFAULT_RETENTION_MS, ledgerSettings } from '@payhook/core';
+import type { ClaimResult, CompleteOptions, Ledger, LedgerOptions, Outcome, Store, StoreRecord } from '@payhook/core';
 import { Redis } from 'ioredis';
 import type { Cluster } from 'ioredis';
+import { redisLedger } from './redis-ledger.js';
 import { CLAIM_SCRIPT, COMPLETE_SCRIPT, EXTEND_SCRIPT, GET_SCRIPT, RELEASE_SCRIPT } from './scripts.js';
 
 const NAME = '[@payhook/store-redis]';
@@ -27,6 +28,11 @@ export interface RedisStoreOptions {
    * is not allowed. Default true.
    */
   checkDurability?: boolean;
+  /**
+   * Keep a delivery ledger beside the claims (`store.ledger`): `true` for the defaults (bodies
+   * kept, 100,000 records, 7 days), or bounds of your own. Its keys share the hash tag `{ledger}`.
+   */
+  ledger?: LedgerOptions | true;
 }
 
 export interface RedisStore extends Store {
@@ -34,6 +40,8 @@ export interface RedisStore extends Store {
   readonly client: Redis | Cluster;
   /** Closes the client when the store created it from `url`; leaves a client you passed open. */
   close(): Promise<void>;
+  /** The delivery ledger, when the store was created with a `ledger` option. */
+  readonly ledger?: Ledger;
 }
 
 type ScriptFn = (rec: string, lease: string, ...args: (string | number)[]) => Promise<unknown>;
@@ -75,6 +83,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
   const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
   const timeoutMs = positiveMs(options.commandTimeoutMs ?? 2_000, 'commandTimeoutMs');
+  const ledger = options.ledger ? ledgerSettings(options.ledger, NAME, 100_000) : undefined;
   const owned = !options.client;
   const client = options.client ?? createClient(options.url, timeoutMs);
   for (const [name, lua] of Object.entries(SCRIPTS)) {
@@ -138,6 +147,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     client,
+    ...(ledger && { ledger: redisLedger(client, prefix, ledger, ready) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
       const token = randomUUID();

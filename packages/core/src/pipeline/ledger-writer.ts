@@ -2,6 +2,7 @@ import type { DeadLetter, Ledger, LedgerEntry, LedgerPatch, LedgerSource } from 
 import type { Log } from '../logger.js';
 import type { RawBody } from '../signature.js';
 import type { DeliveryReport } from './outcome.js';
+import { TAKES_BYTES } from '../memory-ledger.js';
 
 /** What the receiver knows of a delivery beyond its report: set as the pipeline goes, read once it is answered. */
 export interface Trace {
@@ -25,6 +26,15 @@ export interface LedgerWriter {
   idle(): Promise<void>;
 }
 
+interface Pending {
+  trace: Trace;
+  r: DeliveryReport;
+}
+
+/** Records per append, at most: a full batch is written without waiting for the next turn. */
+const BATCH = 256;
+/** Records per append when the ledger fell behind. */
+const MAX_BATCH = 1000;
 /** Past this many records waiting for a ledger that fell behind, new ones are dropped and counted. */
 const MAX_PENDING = 10_000;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -35,23 +45,38 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * ledger that fails or falls behind costs records, logged, never a delivery.
  */
 export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number): LedgerWriter {
-  let entries: { trace: Trace; r: DeliveryReport }[] = [];
+  let entries: Pending[] = [];
   let patches: { id: string; patch: LedgerPatch }[] = [];
   let dropped = 0;
   let flushing: Promise<void> | undefined;
 
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let done: (() => void) | undefined;
+  // Records gather until the next turn of the event loop (a real-time timer, not the receiver's
+  // clock: it only batches), or until a batch is full; one flush runs at a time.
+  const start = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    const resolve = done;
+    void flush().then(resolve);
+  };
   const schedule = () => {
-    flushing ??= Promise.resolve().then(flush);
+    if (flushing !== undefined && timer === undefined) return;
+    if (flushing === undefined) flushing = new Promise<void>((resolve) => (done = resolve));
+    if (entries.length >= BATCH) start();
+    else timer ??= setTimeout(start, 0);
   };
   async function flush(): Promise<void> {
     while (entries.length > 0 || patches.length > 0) {
-      const batch = entries;
-      const updates = patches;
-      entries = [];
-      patches = [];
+      const batch = entries.length > MAX_BATCH ? entries.splice(0, MAX_BATCH) : entries;
+      if (batch === entries) entries = [];
+      // Late outcomes wait until their records are written.
+      const updates = entries.length === 0 ? patches : [];
+      if (updates === patches) patches = [];
       try {
-        if (batch.length > 0) await ledger.append(await Promise.all(batch.map(({ trace, r }) => entryOf(trace, r, ledger, now))));
-        for (const { id, patch } of updates) await ledger.update(id, patch);
+        if (batch.length > 0) await ledger.append(ledger.body === 'hash' ? await Promise.all(batch.map(hashed)) : batch.map(kept));
+        // Each record has at most one patch here (its late outcome), so they go together.
+        if (updates.length > 0) await Promise.all(updates.map(({ id, patch }) => ledger.update(id, patch)));
       } catch (error) {
         log.write('error', { err: error, records: batch.length + updates.length }, `[@payhook/core] the ledger could not record ${batch.length + updates.length} deliveries; they are missing from it (the deliveries themselves were answered as usual). Check the store's connection.`);
       }
@@ -62,6 +87,23 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
     }
     flushing = undefined;
   }
+  const bytes = TAKES_BYTES.has(ledger);
+  const kept = ({ trace, r }: Pending): LedgerEntry => {
+    const e = entryOf(trace, r, now);
+    if (trace.body === undefined) return e;
+    if (bytes) e.raw = trace.body;
+    else {
+      const text = textOf(trace.body);
+      e.body = text.body;
+      e.bodyEncoding = text.bodyEncoding;
+    }
+    return e;
+  };
+  const hashed = async ({ trace, r }: Pending): Promise<LedgerEntry> => {
+    const e = entryOf(trace, r, now);
+    if (trace.body !== undefined) e.bodySha256 = await sha256(trace.body);
+    return e;
+  };
   const full = () => entries.length + patches.length >= MAX_PENDING && ++dropped > 0;
 
   return {
@@ -88,40 +130,41 @@ function deadLetterOf(r: DeliveryReport, source: LedgerSource): DeadLetter['reas
   return undefined;
 }
 
-async function entryOf(trace: Trace, r: DeliveryReport, ledger: Ledger, now: () => number): Promise<LedgerEntry> {
-  const e: LedgerEntry = {
+/**
+ * The record, every field in one literal (absent ones undefined, which JSON leaves out), so that
+ * all records share one shape. `raw` is for a ledger that takes the bytes (TAKES_BYTES).
+ */
+function entryOf(trace: Trace, r: DeliveryReport, now: () => number): LedgerEntry & { raw?: RawBody } {
+  // A refused or unreadable delivery still names its reference, so a query for it finds why (unverified: see `signature`).
+  const names = r.reference === undefined && trace.body !== undefined ? namesIn(trace.body) : r;
+  const reason = deadLetterOf(r, trace.source);
+  return {
     id: trace.id,
     receivedAt: trace.receivedAt,
     source: trace.source,
+    reference: names.reference,
+    event: names.event,
+    dedupeKey: r.dedupeKey,
     outcome: r.outcome,
     status: r.status,
     durationMs: r.durationMs ?? 0,
+    attempt: r.attempt,
     signature: trace.verified === undefined ? 'not-checked' : trace.verified ? 'valid' : 'invalid',
+    secretIndex: r.secretIndex,
+    signatureHeader: typeof trace.signatureHeader === 'string' ? trace.signatureHeader : undefined,
+    body: undefined,
+    bodyEncoding: undefined,
+    bodySha256: undefined,
+    raw: undefined,
+    error: r.error === undefined ? undefined : messageOf(r.error),
+    deadLetter: reason === undefined ? undefined : { reason, at: now() },
+    replayOf: trace.replayOf,
+    forced: trace.replayOf === undefined ? undefined : trace.forced === true,
   };
-  if (r.reference !== undefined) e.reference = r.reference;
-  if (r.event !== undefined) e.event = r.event;
-  if (r.dedupeKey !== undefined) e.dedupeKey = r.dedupeKey;
-  if (r.attempt !== undefined) e.attempt = r.attempt;
-  if (r.secretIndex !== undefined) e.secretIndex = r.secretIndex;
-  if (typeof trace.signatureHeader === 'string') e.signatureHeader = trace.signatureHeader;
-  if (trace.body !== undefined) {
-    if (ledger.body === 'hash') e.bodySha256 = await sha256(trace.body);
-    else Object.assign(e, textOf(trace.body));
-  }
-  // A refused or unreadable delivery still names its reference, so a query for it finds why (unverified: see `signature`).
-  if (e.reference === undefined && trace.body !== undefined) Object.assign(e, namesIn(trace.body));
-  if (r.error !== undefined) e.error = messageOf(r.error);
-  const reason = deadLetterOf(r, trace.source);
-  if (reason !== undefined) e.deadLetter = { reason, at: now() };
-  if (trace.replayOf !== undefined) {
-    e.replayOf = trace.replayOf;
-    e.forced = trace.forced === true;
-  }
-  return e;
 }
 
 /** The body as the ledger keeps it: UTF-8 text when it is (a webhook's JSON always is), else base64. */
-function textOf(body: RawBody): Pick<LedgerEntry, 'body' | 'bodyEncoding'> {
+export function textOf(body: RawBody): Pick<LedgerEntry, 'body' | 'bodyEncoding'> {
   if (typeof body === 'string') return { body, bodyEncoding: 'utf8' };
   try {
     return { body: utf8.decode(body), bodyEncoding: 'utf8' };
