@@ -5,7 +5,7 @@ import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type 
 const secret = 'whsec_ledger';
 const quiet = { info() {}, warn() {}, error() {} };
 /** The ledger writes after the answer, in a later turn: let it. */
-const written = () => new Promise<void>((r) => setTimeout(r, 5));
+const written = () => new Promise<void>((r) => setTimeout(r, 20));
 
 function setup(ledger: { body?: 'keep' | 'hash' } | true = true, budgetMs = 200) {
   const clock = manualClock(1_700_000_000_000);
