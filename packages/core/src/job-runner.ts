@@ -41,7 +41,7 @@ export interface JobRunner {
 export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): JobRunner {
   const o = resolveRunOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
-  const { router, errorHandlers, report, settings } = createRunCore({ ...o, afterBudget: 'accept', signatureHeader: SIGNATURE_HEADER, mode: undefined });
+  const { router, errorHandlers, report, settings } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'retry', signatureHeader: SIGNATURE_HEADER, mode: undefined });
   const pause = (ms: number) => new Promise<void>((resolve) => o.clock.setTimeout(resolve, ms));
 
   async function run(data: unknown, job: JobInfo): Promise<JobVerdict> {

@@ -58,6 +58,13 @@ export interface ReceiverOptions extends RunOptions {
    */
   afterBudget?: 'accept' | 'retry';
   /**
+   * What a copy does when it finds its event still running in another delivery. `wait` (default):
+   * it waits for that delivery within its own budget, and answers 200 `duplicate` once it is done
+   * (or runs the event itself if that delivery failed and gave it up); 409 only if it is still
+   * running at the budget. `retry`: 409 at once, and the service retries about a minute later.
+   */
+  onInProgress?: 'wait' | 'retry';
+  /**
    * The header the signature comes in, any case. Default `X-Service-Signature`, the interface's
    * name. ePay's real deliveries carry `X-Epay-Signature`: pass `EPAY_SIGNATURE_HEADER`.
    */
@@ -118,6 +125,10 @@ export function resolveOptions(options: ReceiverOptions) {
   if (afterBudget !== 'accept' && afterBudget !== 'retry') {
     throw new TypeError(`[@payhook/core] afterBudget must be 'accept' or 'retry'; got ${String(afterBudget)}. Leave it unset for 'accept'.`);
   }
+  const onInProgress = options.onInProgress ?? 'wait';
+  if (onInProgress !== 'wait' && onInProgress !== 'retry') {
+    throw new TypeError(`[@payhook/core] onInProgress must be 'wait' or 'retry'; got ${String(onInProgress)}. Leave it unset for 'wait'.`);
+  }
   const run = resolveRunOptions(options);
   if (!(run.leaseMs > budgetMs)) {
     throw new RangeError(`[@payhook/core] leaseMs (${run.leaseMs}) must be longer than budgetMs (${budgetMs}).`);
@@ -136,6 +147,7 @@ export function resolveOptions(options: ReceiverOptions) {
     secrets: checkSecrets(options.secret),
     budgetMs,
     afterBudget,
+    onInProgress,
     maxBodyBytes,
     bodyTimeoutMs,
     mode: checkMode(options.mode),

@@ -10,6 +10,7 @@ import { storeOps } from './store.js';
 
 export interface RunCoreOptions extends ReturnType<typeof resolveRunOptions> {
   afterBudget: RunSettings['afterBudget'];
+  onInProgress: RunSettings['onInProgress'];
   /** For the fix a refused signature's log names; a worker has none to refuse. */
   signatureHeader: string;
   mode: string | undefined;

@@ -37,7 +37,7 @@ function sdk() {
 async function run(options: Partial<ReceiverOptions>) {
   // An epoch time, as the real clock gives: the SDK reads a number below performance.now() as a performance timestamp.
   const clock = manualClock(Date.UTC(2026, 10, 25));
-  const receiver = createReceiver({ secret, clock, budgetMs: 200, store: memoryStore({ now: clock.now }), logger: {}, ...options }).on(
+  const receiver = createReceiver({ secret, clock, budgetMs: 200, store: memoryStore({ now: clock.now }), logger: {}, onInProgress: 'retry', ...options }).on(
     'payment.success',
     async (event) => {
       if (event.merchantReference === 'fail') throw new TypeError('the warehouse is unreachable');

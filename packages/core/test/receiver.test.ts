@@ -383,7 +383,8 @@ describe('the receiver pipeline', () => {
   // durations are exact virtual milliseconds, and nothing waits for real.
   it('answers 202 exactly when the budget runs out, 409 to a copy while the handler runs, then records and reports its outcome', async () => {
     const clock = manualClock(0);
-    const { receiver, store, reports } = setup({ store: memoryStore({ now: clock.now }), budgetMs: 200, clock });
+    // `retry`: the copy is answered 409 at once (the waiting copy is in duplicate-wait.test.ts).
+    const { receiver, store, reports } = setup({ store: memoryStore({ now: clock.now }), budgetMs: 200, clock, onInProgress: 'retry' });
     let runs = 0;
     receiver.on('payment.success', async () => {
       runs += 1;
@@ -416,7 +417,7 @@ describe('the receiver pipeline', () => {
   it('keeps the claim alive past its lease while a slow handler runs', async () => {
     const clock = manualClock(0);
     const store = memoryStore({ now: clock.now });
-    const receiver = createReceiver({ secret, store, budgetMs: 50, leaseMs: 150, clock, logger: quiet });
+    const receiver = createReceiver({ secret, store, budgetMs: 50, leaseMs: 150, clock, logger: quiet, onInProgress: 'retry' });
     let runs = 0;
     receiver.on('payment.success', async () => {
       runs += 1;
@@ -463,7 +464,8 @@ describe('the receiver pipeline', () => {
     const count = (r: DeliveryReport) => {
       if (r.outcome === 'in-progress' && ++refused === 19) othersAnswered();
     };
-    const receiver = createReceiver({ secret, logger: { ...quiet, info: count } });
+    // The copies are refused at once (`retry`); with the default `wait` none is (duplicate-wait.test.ts).
+    const receiver = createReceiver({ secret, logger: { ...quiet, info: count }, onInProgress: 'retry' });
     let runs = 0;
     receiver.on('payment.success', async () => {
       runs += 1;
@@ -513,7 +515,7 @@ describe('the receiver pipeline', () => {
 
   it('keeps trying to record a done event when the store fails after the handler ran, so a copy never runs it twice', async () => {
     const { clock, inner, flaky } = failingCompletes(2);
-    const { receiver, runs } = setup({ store: flaky, clock });
+    const { receiver, runs } = setup({ store: flaky, clock, onInProgress: 'retry' });
     const event = createEvent('payment.success');
     const key = `sandbox:${event.reference}:payment.success`;
     expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);

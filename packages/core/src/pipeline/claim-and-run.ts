@@ -11,6 +11,7 @@ import type { ClaimResult, CompleteOptions, Outcome, StoreOps } from '../store.j
 import { reportOf, type DeliveryFields, type DeliveryReport } from './outcome.js';
 import { checkRecord, type RecordClient } from './record-check.js';
 import { completeLater } from './complete-later.js';
+import { waitForRunning } from './wait-running.js';
 
 /** What the claim-and-run step needs of the receiver. */
 export interface RunSettings {
@@ -33,6 +34,8 @@ export interface RunSettings {
   afterBudget: 'accept' | 'retry';
   /** What a run that went to the end is: `processed`, or `queued` where the one step was a handoff's enqueue. */
   doneOutcome: 'processed' | 'queued';
+  /** A copy that finds its event running: waits for it within the budget (`wait`), or answers 409 at once (`retry`). */
+  onInProgress: 'wait' | 'retry';
 }
 
 export interface RunInput {
@@ -57,6 +60,8 @@ export interface RunInput {
 interface Progress {
   token?: string;
   late: boolean;
+  /** A copy waiting for the running delivery: at the budget it answers 409, not 503. */
+  waiting?: boolean;
 }
 
 /**
@@ -113,7 +118,13 @@ function afterClaim(
     return reportOf('store-unavailable', fields);
   }
   if (claim.status === 'done') return reportOf('duplicate', fields);
-  if (claim.status === 'in-progress') return reportOf('in-progress', fields);
+  if (claim.status === 'in-progress') {
+    if (s.onInProgress === 'retry' || input.budgetMs === Infinity || progress.waiting) return reportOf('in-progress', fields);
+    progress.waiting = true;
+    const end = input.startedAt + input.budgetMs;
+    return waitForRunning(s, fields.dedupeKey!, end, () => progress.late, claim).then((c) => afterClaim(s, event, plan, input, fields, progress, c));
+  }
+  progress.waiting = false;
   progress.token = claim.token;
   fields.attempt = claim.attempt;
   const ctx: HandlerContext = {
@@ -154,6 +165,7 @@ function withinBudget(
     const deadline = s.deadlines.add(started + budgetMs, () => {
       progress.late = true;
       const token = progress.token;
+      if (progress.waiting) return resolve(reportOf('in-progress', fields));
       if (token === undefined) {
         const error = new Error(`[@payhook/core] the store did not answer a claim within ${budgetMs} ms; check that it is reachable.`);
         return resolve(reportOf('store-unavailable', { ...fields, error }));
