@@ -111,5 +111,14 @@ function rank(status: TransactionStatus): number {
   return best;
 }
 
+/**
+ * The events that come before `event` in the life of one transaction, oldest first: a refund
+ * follows its success and its refunding. The ordering guard (`ordering` option) runs an event's
+ * handlers only once these ran.
+ */
+export const EVENTS_BEFORE = Object.fromEntries(
+  EVENT_NAMES.map((name) => [name, EVENTS_BY_STATUS[STATUS_AFTER[name]].filter((e) => e !== name)]),
+) as unknown as Record<PaymentEventName, readonly PaymentEventName[]>;
+
 /** Whether a transaction was paid once `event` happened (its `paidAt` is set): every event after a success. */
 export const wasPaid = (event: PaymentEventName): boolean => EVENTS_BY_STATUS[STATUS_AFTER[event]].includes('payment.success');

@@ -65,6 +65,14 @@ export interface ReceiverOptions extends RunOptions {
    */
   onInProgress?: 'wait' | 'retry';
   /**
+   * The ordering guard: run an event's handlers only once the events before it in the
+   * transaction's life ran (a refund after its success and its refunding), as the store's done
+   * records tell. `hold`: answer 409 `held` so the service retries it later. `fetch`: ask the
+   * service for the record (needs `client`) and run the missing events first, in lifecycle order,
+   * within half the budget. Default: off, handlers run in the order deliveries arrive.
+   */
+  ordering?: 'hold' | 'fetch';
+  /**
    * The header the signature comes in, any case. Default `X-Service-Signature`, the interface's
    * name. ePay's real deliveries carry `X-Epay-Signature`: pass `EPAY_SIGNATURE_HEADER`.
    */
@@ -129,7 +137,14 @@ export function resolveOptions(options: ReceiverOptions) {
   if (onInProgress !== 'wait' && onInProgress !== 'retry') {
     throw new TypeError(`[@payhook/core] onInProgress must be 'wait' or 'retry'; got ${String(onInProgress)}. Leave it unset for 'wait'.`);
   }
+  const ordering = options.ordering;
+  if (ordering !== undefined && ordering !== 'hold' && ordering !== 'fetch') {
+    throw new TypeError(`[@payhook/core] ordering must be 'hold' or 'fetch'; got ${String(ordering)}. Leave it unset to run events in the order they arrive.`);
+  }
   const run = resolveRunOptions(options);
+  if (ordering === 'fetch' && !run.client) {
+    throw new TypeError("[@payhook/core] ordering: 'fetch' asks the service for the record: pass createReceiver({ client: createClient({ apiKey, baseUrl }) }), or use ordering: 'hold'.");
+  }
   if (!(run.leaseMs > budgetMs)) {
     throw new RangeError(`[@payhook/core] leaseMs (${run.leaseMs}) must be longer than budgetMs (${budgetMs}).`);
   }
@@ -148,6 +163,7 @@ export function resolveOptions(options: ReceiverOptions) {
     budgetMs,
     afterBudget,
     onInProgress,
+    ordering,
     maxBodyBytes,
     bodyTimeoutMs,
     mode: checkMode(options.mode),

@@ -19,6 +19,7 @@ import type { Store } from './store.js';
 import { ledgerId } from './ledger.js';
 import { createLedgerWriter, type Trace } from './pipeline/ledger-writer.js';
 import { createReplay, type ReplayOptions } from './replay.js';
+import { createOrderGuard } from './pipeline/order-guard.js';
 
 export interface Receiver {
   /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
@@ -140,7 +141,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     if (event instanceof Malformed) return finish(event.report(), run);
     return runEvent(event, v.secretIndex, run);
   }
+  // The ordering guard: half the budget for the earlier events, the rest for this one.
+  const guard = o.ordering && createOrderGuard({ ...settings, ordering: o.ordering, store: o.store, client: o.client, dispatch: (event, record) => receiver.dispatch(event, { source: 'reconcile', record }) });
   function runEvent(event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
+    const held = guard ? guard(event, run.budgetMs / 2) : undefined;
+    if (held === undefined) return claimEvent(event, secretIndex, run);
+    return held.then((r) =>
+      r ? finish({ ...r, reference: event.reference, event: event.event, source: run.trace?.source ?? run.source }, run) : claimEvent(event, secretIndex, { ...run, budgetMs: run.budgetMs - (o.clock.now() - run.startedAt) }),
+    );
+  }
+  function claimEvent(event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
     const { startedAt, budgetMs, waitUntil, trace, record } = run;
     const source = trace?.source ?? run.source;
     // A forced replay claims a key of its own, so a done event runs again, once per replay.

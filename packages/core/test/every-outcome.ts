@@ -75,5 +75,9 @@ export async function everyOutcome(logger: LoggerOption): Promise<Answer[]> {
   const deferred = make({ afterBudget: 'retry' }).handle(signedRequest(event('slow'), { secret }));
   await answer('deferred', deferred, 200);
   await clock.advance(300); // and the 503's
+
+  // The ordering guard: a refund before its payment ran.
+  const guarded = make({ ordering: 'hold' }).on('payment.refunded', () => {});
+  await answer('held', guarded.handle(signedRequest(createEvent('payment.refunded'), { secret })));
   return answers;
 }

@@ -120,6 +120,7 @@ describe('a logger never changes an answer', () => {
       ['accepted', 202],
       ['in-progress', 409],
       ['deferred', 503],
+      ['held', 409],
     ]);
     for (const a of answers) expect(a.body).toBe(`{"outcome":"${a.expected}"}`);
   });

@@ -62,6 +62,8 @@ interface Progress {
   late: boolean;
   /** A copy waiting for the running delivery: at the budget it answers 409, not 503. */
   waiting?: boolean;
+  /** When the budget ends, on the clock. */
+  end: number;
 }
 
 /**
@@ -84,7 +86,7 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
   const plan = isPaymentEventName(event.event) ? s.planFor(event.event) : undefined;
   if (plan === undefined || plan.handlers.length === 0) return reportOf('ignored', fields);
   const started = input.budgetMs === Infinity ? 0 : s.clock.now();
-  const progress: Progress = { late: false };
+  const progress: Progress = { late: false, end: started + input.budgetMs };
 
   // Plain calls and branches rather than closures: this is every delivery's path.
   let claim: Awaitable<ClaimResult>;
@@ -121,8 +123,7 @@ function afterClaim(
   if (claim.status === 'in-progress') {
     if (s.onInProgress === 'retry' || input.budgetMs === Infinity || progress.waiting) return reportOf('in-progress', fields);
     progress.waiting = true;
-    const end = input.startedAt + input.budgetMs;
-    return waitForRunning(s, fields.dedupeKey!, end, () => progress.late, claim).then((c) => afterClaim(s, event, plan, input, fields, progress, c));
+    return waitForRunning(s, fields.dedupeKey!, progress.end, () => progress.late, claim).then((c) => afterClaim(s, event, plan, input, fields, progress, c));
   }
   progress.waiting = false;
   progress.token = claim.token;

@@ -17,6 +17,7 @@ export type DeliveryOutcome =
   | 'method-not-allowed' // 405
   | 'too-slow' // 408: the body did not arrive within bodyTimeoutMs; the connection is closed
   | 'in-progress' // 409: another delivery of the same event is running; the service retries later
+  | 'held' // 409: an event that came before this one in the transaction's life has not run yet (the `ordering` option); the service retries later
   | 'too-large' // 413
   | 'failed' // 500: a handler threw; the claim is released so the retry runs it again
   | 'body-unavailable' // 500: something read the body before payhook; fix the mounting
@@ -38,6 +39,7 @@ export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
   'method-not-allowed': 405,
   'too-slow': 408,
   'in-progress': 409,
+  held: 409,
   'too-large': 413,
   failed: 500,
   'body-unavailable': 500,
@@ -68,6 +70,8 @@ export interface DeliveryReport {
   secretIndex?: number;
   /** The delivery's record in the ledger (`store.ledger`), when the store keeps one. */
   deliveryId?: string;
+  /** Held by the ordering guard: the earlier events of the transaction that have not run yet. */
+  waitingFor?: string[];
   /** Why a signature was refused (401). */
   reason?: SignatureReason;
   /** With a missing signature: the other known signature header the delivery carried (see `signatureHeader`). */

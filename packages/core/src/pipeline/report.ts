@@ -23,6 +23,7 @@ export const LEVEL: Readonly<Record<DeliveryOutcome, LogLevel>> = {
   'method-not-allowed': 'warn',
   'too-slow': 'warn',
   'in-progress': 'info',
+  held: 'info',
   'too-large': 'warn',
   failed: 'error',
   'body-unavailable': 'error',
@@ -95,6 +96,7 @@ function messageOf(r: DeliveryReport, s: ReporterSettings): string {
   const head = `[@payhook/core] delivery ${r.outcome} (${r.status})`;
   if (r.outcome === 'unauthorized' && r.reason !== undefined) return `${head}: ${signatureFix(r as SignatureDiagnosis, s.signatureHeader, s.mode)}`;
   if (r.outcome === 'invalid') return `${head}: ${invalidFix(r.error)}`;
+  if (r.outcome === 'held') return `${head}: ${r.event} of ${r.reference} came before what precedes it (${r.waitingFor?.join(', ')}); the service retries it`;
   return head;
 }
 
