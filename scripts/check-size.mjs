@@ -24,13 +24,16 @@ import { build } from 'esbuild';
  * Set from root 123.7 KiB, verify-only 5.3 KiB, createReceiver 122.0 KiB (83.1 KiB of each zod).
  * verify-only raised to 7 (issue 14): 6.4 KiB once lru-cache was pinned to 11.2.7, whose ESM
  * build the bundler keeps whole (1.1 KiB) where 11.5's browser build left a 0.1 KiB stub.
+ * root and createReceiver raised to 155 and 152 (issue 18): the ledger's writer, replay, the
+ * memory ledger, the wait of a copy for its running event and the ordering guard added 11 KiB
+ * of core's own code (createReceiver 132.8 -> 144.1 KiB, root 135.7 -> 147.3 KiB; zod unchanged).
  */
 const ENTRIES = [
   {
     name: 'root',
     label: "export * from '@payhook/core'",
     code: "export * from '@payhook/core';",
-    budgetKiB: 140,
+    budgetKiB: 155,
   },
   {
     name: 'verify-only',
@@ -43,7 +46,7 @@ const ENTRIES = [
     name: 'createReceiver',
     label: "export { createReceiver } from '@payhook/core'",
     code: "export { createReceiver } from '@payhook/core';",
-    budgetKiB: 138,
+    budgetKiB: 152,
   },
 ];
 

@@ -84,7 +84,9 @@ export function loadReceiver(store: Store, p: Plan, state: RunState): Receiver {
     if (f.outcome === 'failed' && f.err instanceof Error && f.err.message === FAIL_MESSAGE) return;
     problems.push(`${level}: ${message}`);
   };
-  return createReceiver({ secret: SECRET, store: watchClaims(store, state), logger }).on('payment.success', async (event) => {
+  // LEDGER_LOAD_ON_IN_PROGRESS=retry measures the copies' 409s without the wait (BENCHMARKS.md, issue 18).
+  const onInProgress = process.env.LEDGER_LOAD_ON_IN_PROGRESS === 'retry' ? 'retry' : 'wait';
+  return createReceiver({ secret: SECRET, store: watchClaims(store, state), logger, onInProgress }).on('payment.success', async (event) => {
     const planned = byRef.get(event.reference)!;
     if (planned.slowMs > 0) await new Promise((r) => setTimeout(r, planned.slowMs));
     if (planned.failFirst && !failed.has(event.reference)) {

@@ -41,6 +41,8 @@ function shopFor(ref: TestReferenceService, options: ShopOptions = {}) {
     store: memoryStore({ now: clock?.now }),
     logger: { ...quiet, info },
     budgetMs: options.budgetMs,
+    // Copies held back by holdUntilRefused must be refused (409) while the first runs, not wait for it.
+    onInProgress: options.holdUntilRefused ? 'retry' : 'wait',
     client: ref.client,
     clock,
   }).onAny(
