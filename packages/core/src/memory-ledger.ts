@@ -2,6 +2,8 @@ import { isOpenDeadLetter, matchesQuery, pageSize, type Ledger, type LedgerEntry
 import { textOf } from './pipeline/ledger-writer.js';
 import type { RawBody } from './signature.js';
 
+const NAME = '[@payhook/core]';
+
 /**
  * Ledgers that take a record's body as the request's bytes (`raw`) and make the text only when it
  * is read: a memory ledger holds thousands of records, and bytes off the JS heap cost the garbage
@@ -10,37 +12,64 @@ import type { RawBody } from './signature.js';
 export const TAKES_BYTES = new WeakSet<Ledger>();
 type Stored = LedgerEntry & { raw?: RawBody };
 const out = ({ raw, ...e }: Stored): LedgerEntry => (raw === undefined ? e : { ...e, ...textOf(raw) });
-
-const NAME = '[@payhook/core]';
+const newestFirst = (a: Stored, b: Stored) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 /**
- * The memory store's ledger: one process's deliveries, in insertion order (which is id order,
- * ids being made from the receiver's clock), bounded by count and age. Open dead letters that
- * fall past a bound move aside rather than out. For tests, a single process, and a dashboard route
- * in the app; a CLI in another process cannot read it.
+ * The memory store's ledger: one process's deliveries in an array, in the order they were
+ * written, which is id order while the clock only moves forward (then lookups halve the array and
+ * a page stops at its limit; otherwise they scan). Bounded by count and age from the front; open
+ * dead letters that fall past a bound move aside rather than out. For tests, a single process,
+ * and a dashboard route in the app; a CLI in another process cannot read it.
  */
 export function memoryLedger(settings: ReturnType<typeof ledgerSettings>, now: () => number): Ledger {
   const { maxEntries, retentionMs } = settings;
-  const entries = new Map<string, Stored>();
+  let records: (Stored | undefined)[] = [];
+  let head = 0;
+  let sorted = true;
   // Open dead letters past a bound: kept until a retry answers them.
   const kept = new Map<string, Stored>();
 
-  const live = (e: LedgerEntry, t: number) => e.receivedAt >= t - retentionMs || isOpenDeadLetter(e);
+  const live = (e: Stored, t: number) => e.receivedAt >= t - retentionMs || isOpenDeadLetter(e);
   const trim = () => {
     const oldest = now() - retentionMs;
-    for (const [id, e] of entries) {
-      if (entries.size <= maxEntries && e.receivedAt >= oldest) break;
-      entries.delete(id);
-      if (isOpenDeadLetter(e)) kept.set(id, e);
+    while (head < records.length) {
+      const e = records[head]!;
+      if (records.length - head <= maxEntries && e.receivedAt >= oldest) break;
+      if (isOpenDeadLetter(e)) kept.set(e.id, e);
+      records[head++] = undefined;
+    }
+    // Drop the emptied front now and then, not on every trim.
+    if (head > 1024 && head * 2 > records.length) {
+      records = records.slice(head);
+      head = 0;
     }
   };
-  const find = (id: string) => entries.get(id) ?? kept.get(id);
+  const find = (id: string): Stored | undefined => {
+    if (sorted) {
+      let lo = head;
+      let hi = records.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        const e = records[mid]!;
+        if (e.id === id) return e;
+        if (e.id < id) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    } else {
+      for (let i = head; i < records.length; i++) if (records[i]!.id === id) return records[i];
+    }
+    return kept.get(id);
+  };
 
   const ledger: Ledger = {
     body: settings.body,
     async append(batch) {
       // The writer hands over records it made for this call: kept as they are, copied on the way out.
-      for (const e of batch) entries.set(e.id, e);
+      for (const e of batch) {
+        const last = records[records.length - 1];
+        if (last !== undefined && last.id > e.id) sorted = false;
+        records.push(e);
+      }
       trim();
     },
     async update(id, patch) {
@@ -57,9 +86,13 @@ export function memoryLedger(settings: ReturnType<typeof ledgerSettings>, now: (
       const limit = pageSize(query, NAME);
       const t = now();
       const found: Stored[] = [];
-      for (const e of [...entries.values(), ...kept.values()]) if (live(e, t) && matchesQuery(e, query)) found.push(e);
-      found.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-      return found.slice(0, limit).map(out);
+      // Newest first: from the end; in id order the page is complete once it is full.
+      for (let i = records.length - 1; i >= head && !(sorted && found.length >= limit); i--) {
+        const e = records[i]!;
+        if (live(e, t) && matchesQuery(e, query)) found.push(e);
+      }
+      for (const e of kept.values()) if (live(e, t) && matchesQuery(e, query)) found.push(e);
+      return found.sort(newestFirst).slice(0, limit).map(out);
     },
   };
   TAKES_BYTES.add(ledger);

@@ -16,3 +16,16 @@ describe('memory ledger', () => {
     expect(() => memoryStore({ ledger: { body: 'all' as never } })).toThrow(/ledger.body must be 'keep' or 'hash'/);
   });
 });
+
+describe('memory ledger out of id order', () => {
+  it('still finds and lists every record when a clock moved back (ids no longer in write order)', async () => {
+    const ledger = memoryStore({ ledger: true }).ledger!;
+    const t = Date.now();
+    const entry = (id: string) => ({ id, receivedAt: t, source: 'webhook' as const, outcome: 'processed' as const, status: 200, durationMs: 1, signature: 'valid' as const, reference: 'R' });
+    await ledger.append([entry('b'), entry('c')]);
+    await ledger.append([entry('a')]);
+    expect((await ledger.get('a'))?.id).toBe('a');
+    expect((await ledger.get('c'))?.id).toBe('c');
+    expect((await ledger.list({ reference: 'R', limit: 2 })).map((e) => e.id)).toEqual(['c', 'b']);
+  });
+});
