@@ -6,21 +6,9 @@ import { redisStore } from '@payhook/store-redis';
 import { storeConformance } from '@payhook/testing/store';
 import { hasRedisServer, startRedis } from './faults/redis-server.js';
 import { requireRedis } from './services.js';
+import { keySlot } from './redis-slot.js';
 
 const url = await requireRedis();
-
-/** Redis Cluster's key slot: CRC16-XMODEM of the hash tag (or the whole key), mod 16384. */
-function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  const close = open >= 0 ? key.indexOf('}', open + 1) : -1;
-  const tagged = close > open + 1 ? key.slice(open + 1, close) : key;
-  let crc = 0;
-  for (const byte of Buffer.from(tagged)) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
 
 describe.skipIf(!url)('redis', () => {
   storeConformance('redis', { make: () => redisStore({ url: url!, prefix: 'payhook-test:', retentionMs: 3_600_000 }), shared: true });
