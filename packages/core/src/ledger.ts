@@ -1,4 +1,7 @@
 import type { DeliveryOutcome } from './pipeline/outcome.js';
+import type { RawBody } from './signature.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * The delivery ledger: one record per delivery attempt, kept beside the store's claims, so that a
@@ -171,4 +174,29 @@ export function ledgerId(now: number): string {
     seq = 0;
   }
   return `${prefix}${seq.toString(36).padStart(4, '0')}-${suffix}`;
+}
+
+/**
+ * Ledgers that take a record's body as the request's bytes (`raw`) and make the text only when it
+ * is read: a memory ledger holds thousands of records, and bytes off the JS heap cost the garbage
+ * collector nothing, where a copy as a string is moved at every collection.
+ */
+export const TAKES_BYTES = new WeakSet<Ledger>();
+/** The body as the ledger keeps it: UTF-8 text when it is (a webhook's JSON always is), else base64. */
+export function textOf(body: RawBody): Pick<LedgerEntry, 'body' | 'bodyEncoding'> {
+  if (typeof body === 'string') return { body, bodyEncoding: 'utf8' };
+  try {
+    return { body: utf8.decode(body), bodyEncoding: 'utf8' };
+  } catch {
+    let binary = '';
+    for (let i = 0; i < body.length; i += 0x8000) binary += String.fromCharCode(...body.subarray(i, i + 0x8000));
+    return { body: btoa(binary), bodyEncoding: 'base64' };
+  }
+}
+
+/** The stored body back as the bytes that were signed. */
+export function bytesOf(e: Pick<LedgerEntry, 'body' | 'bodyEncoding'>): RawBody | undefined {
+  if (e.body === undefined) return undefined;
+  if (e.bodyEncoding !== 'base64') return e.body;
+  return Uint8Array.from(atob(e.body), (c) => c.charCodeAt(0));
 }

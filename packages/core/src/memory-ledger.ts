@@ -1,15 +1,8 @@
-import { isOpenDeadLetter, matchesQuery, pageSize, type Ledger, type LedgerEntry, type ledgerSettings } from './ledger.js';
-import { textOf } from './pipeline/ledger-writer.js';
+import { isOpenDeadLetter, matchesQuery, pageSize, TAKES_BYTES, textOf, type Ledger, type LedgerEntry, type ledgerSettings } from './ledger.js';
 import type { RawBody } from './signature.js';
 
 const NAME = '[@payhook/core]';
 
-/**
- * Ledgers that take a record's body as the request's bytes (`raw`) and make the text only when it
- * is read: a memory ledger holds thousands of records, and bytes off the JS heap cost the garbage
- * collector nothing, where a copy as a string is moved at every collection.
- */
-export const TAKES_BYTES = new WeakSet<Ledger>();
 type Stored = LedgerEntry & { raw?: RawBody };
 const out = ({ raw, ...e }: Stored): LedgerEntry => (raw === undefined ? e : { ...e, ...textOf(raw) });
 const newestFirst = (a: Stored, b: Stored) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);

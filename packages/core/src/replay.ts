@@ -1,7 +1,7 @@
 import type { Awaitable } from './maybe-async.js';
 import type { PaymentEvent } from './event-schema.js';
-import type { Ledger, LedgerEntry } from './ledger.js';
-import { bytesOf, type LedgerWriter, type Trace } from './pipeline/ledger-writer.js';
+import { bytesOf, type Ledger, type LedgerEntry } from './ledger.js';
+import type { LedgerWriter, Trace } from './pipeline/ledger-writer.js';
 import type { RawDelivery } from './pipeline/intake.js';
 import type { DeliveryReport, ReceiverResult } from './pipeline/outcome.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';

@@ -1,8 +1,8 @@
-import type { DeadLetter, Ledger, LedgerEntry, LedgerPatch, LedgerSource } from '../ledger.js';
+import { TAKES_BYTES, textOf, type DeadLetter, type Ledger, type LedgerEntry, type LedgerPatch, type LedgerSource } from '../ledger.js';
 import type { Log } from '../logger.js';
 import type { RawBody } from '../signature.js';
 import type { DeliveryReport } from './outcome.js';
-import { TAKES_BYTES } from '../memory-ledger.js';
+
 
 /** What the receiver knows of a delivery beyond its report: set as the pipeline goes, read once it is answered. */
 export interface Trace {
@@ -37,7 +37,6 @@ const BATCH = 256;
 const MAX_BATCH = 1000;
 /** Past this many records waiting for a ledger that fell behind, new ones are dropped and counted. */
 const MAX_PENDING = 10_000;
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Writes the ledger off the delivery's path: records wait in a list and go to the ledger in one
@@ -163,18 +162,6 @@ function entryOf(trace: Trace, r: DeliveryReport, now: () => number): LedgerEntr
   };
 }
 
-/** The body as the ledger keeps it: UTF-8 text when it is (a webhook's JSON always is), else base64. */
-export function textOf(body: RawBody): Pick<LedgerEntry, 'body' | 'bodyEncoding'> {
-  if (typeof body === 'string') return { body, bodyEncoding: 'utf8' };
-  try {
-    return { body: utf8.decode(body), bodyEncoding: 'utf8' };
-  } catch {
-    let binary = '';
-    for (let i = 0; i < body.length; i += 0x8000) binary += String.fromCharCode(...body.subarray(i, i + 0x8000));
-    return { body: btoa(binary), bodyEncoding: 'base64' };
-  }
-}
-
 function namesIn(body: RawBody): Pick<LedgerEntry, 'reference' | 'event'> {
   try {
     const value: unknown = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body));
@@ -184,13 +171,6 @@ function namesIn(body: RawBody): Pick<LedgerEntry, 'reference' | 'event'> {
   } catch {
     return {};
   }
-}
-
-/** The stored body back as the bytes that were signed. */
-export function bytesOf(e: Pick<LedgerEntry, 'body' | 'bodyEncoding'>): RawBody | undefined {
-  if (e.body === undefined) return undefined;
-  if (e.bodyEncoding !== 'base64') return e.body;
-  return Uint8Array.from(atob(e.body), (c) => c.charCodeAt(0));
 }
 
 async function sha256(body: RawBody): Promise<string> {
