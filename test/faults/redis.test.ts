@@ -82,15 +82,17 @@ async function countFor(run: string): Promise<Map<string, number>> {
 const allAcked = (fates: EventFate[]) => fates.filter((f) => !f.acked).map((f) => f.reference);
 
 describe.skipIf(!sharedUrl || !installed)('Redis restarted, killed or flushed under load', () => {
-  const cases: { persistence: Persistence; fault: Fault; reruns: 'none' | 'some' }[] = [
+  const cases: { persistence: Persistence; fault: Fault; reruns: 'none' | 'few' | 'some' }[] = [
     { persistence: 'none', fault: 'restart', reruns: 'some' },
     { persistence: 'none', fault: 'flushall', reruns: 'some' },
     { persistence: 'everysec', fault: 'restart', reruns: 'none' },
-    { persistence: 'everysec', fault: 'kill9', reruns: 'none' },
+    // While a slow fsync runs, everysec holds AOF writes back for up to 2 s, and a kill -9 loses them:
+    // none in runs of this file alone, 1 of 120 once in a full-suite run with the disk busy.
+    { persistence: 'everysec', fault: 'kill9', reruns: 'few' },
     { persistence: 'always', fault: 'kill9', reruns: 'none' },
   ];
   for (const c of cases) {
-    const promise = { none: 'nothing runs twice', some: 'what was done before runs again' }[c.reruns];
+    const promise = { none: 'nothing runs twice', few: 'at most a few run twice', some: 'what was done before runs again' }[c.reruns];
     it(`${c.fault}, ${c.persistence === 'none' ? 'no persistence' : `AOF ${c.persistence}`}: the receivers stay up, nothing acknowledged is lost, ${promise}`, async () => {
       const { first, late, effects, alive, reruns, stderr } = await underLoad(c.persistence, c.fault);
       expect(alive, stderr).toEqual([true, true]);
@@ -98,6 +100,7 @@ describe.skipIf(!sharedUrl || !installed)('Redis restarted, killed or flushed un
       expect(allAcked(late)).toEqual([]);
       for (const f of first) expect(effects.get(f.reference) ?? 0, f.reference).toBeGreaterThanOrEqual(1);
       if (c.reruns === 'none') expect(reruns).toBe(0);
+      if (c.reruns === 'few') expect(reruns).toBeLessThanOrEqual(3);
       // Without persistence the loss is real: the README's warning is not hypothetical.
       if (c.reruns === 'some') expect(reruns).toBeGreaterThan(0);
     }, 120_000);
