@@ -41,8 +41,7 @@ export interface JobRunner {
 export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): JobRunner {
   const o = resolveRunOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
-  const { router, errorHandlers, report, settings } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'retry', signatureHeader: SIGNATURE_HEADER, mode: undefined });
-  const pause = (ms: number) => new Promise<void>((resolve) => o.clock.setTimeout(resolve, ms));
+  const { router, errorHandlers, report, settings } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'wait', signatureHeader: SIGNATURE_HEADER, mode: undefined });
 
   async function run(data: unknown, job: JobInfo): Promise<JobVerdict> {
     const startedAt = o.clock.now();
@@ -51,16 +50,11 @@ export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): Jo
       const r = reportOf('invalid', { job, error: queued, durationMs: 0 });
       return { action: 'dead-letter', report: report(r), error: queued };
     }
-    const input: RunInput = { secretIndex: queued.secretIndex, source: queued.source, budgetMs: Infinity, startedAt, key: queued.dedupeKey, job };
-    let r = await claimAndRun(settings, queued.event, input);
-    // Another run holds the claim: the same job running elsewhere (stalled, or expired by its engine
-    // while it ran), or a worker killed mid-handler whose lease has not lapsed yet. Wait for the
-    // lease rather than spend one of the job's attempts.
-    const giveUpAt = startedAt + 2 * o.leaseMs;
-    while (r.outcome === 'in-progress' && o.clock.now() < giveUpAt) {
-      await pause(Math.min(1_000, Math.ceil(o.leaseMs / 4)));
-      r = await claimAndRun(settings, queued.event, input);
-    }
+    // Another run may hold the claim: the same job running elsewhere (stalled, or expired by its
+    // engine while it ran), or a worker killed mid-handler whose lease has not lapsed yet. Wait up to
+    // two leases rather than spend one of the job's attempts.
+    const input: RunInput = { secretIndex: queued.secretIndex, source: queued.source, budgetMs: Infinity, startedAt, key: queued.dedupeKey, job, waitMs: 2 * o.leaseMs };
+    const r = await claimAndRun(settings, queued.event, input);
     r.job = job;
     r.durationMs = o.clock.now() - startedAt;
     const verdict = verdictOf(r, job);

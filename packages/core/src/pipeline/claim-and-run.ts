@@ -52,6 +52,12 @@ export interface RunInput {
   job?: JobInfo;
   /** The delivery's record in the ledger, carried into its late outcome. */
   deliveryId?: string;
+  /**
+   * Without a budget, how long a run that finds its event running waits for it (a queue worker's
+   * copy of a job); unset, it answers `in-progress` at once (a reconcile). With a budget, the wait
+   * ends with the budget.
+   */
+  waitMs?: number;
   /** Hands the work left at the budget to the platform's hook (see hold-open.ts); never throws. */
   waitUntil?: (work: Promise<unknown>) => void;
 }
@@ -62,7 +68,7 @@ interface Progress {
   late: boolean;
   /** A copy waiting for the running delivery: at the budget it answers 409, not 503. */
   waiting?: boolean;
-  /** When the budget ends, on the clock. */
+  /** When a wait for the running delivery must end, on the clock: the budget's end, or `waitMs` from the start. */
   end: number;
 }
 
@@ -86,7 +92,7 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
   const plan = isPaymentEventName(event.event) ? s.planFor(event.event) : undefined;
   if (plan === undefined || plan.handlers.length === 0) return reportOf('ignored', fields);
   const started = input.budgetMs === Infinity ? 0 : s.clock.now();
-  const progress: Progress = { late: false, end: started + input.budgetMs };
+  const progress: Progress = { late: false, end: input.budgetMs === Infinity ? input.startedAt + (input.waitMs ?? 0) : started + input.budgetMs };
 
   // Plain calls and branches rather than closures: this is every delivery's path.
   let claim: Awaitable<ClaimResult>;
@@ -121,7 +127,7 @@ function afterClaim(
   }
   if (claim.status === 'done') return reportOf('duplicate', fields);
   if (claim.status === 'in-progress') {
-    if (s.onInProgress === 'retry' || input.budgetMs === Infinity || progress.waiting) return reportOf('in-progress', fields);
+    if (s.onInProgress === 'retry' || progress.waiting) return reportOf('in-progress', fields);
     progress.waiting = true;
     return waitForRunning(s, fields.dedupeKey!, progress.end, () => progress.late, claim).then((c) => afterClaim(s, event, plan, input, fields, progress, c));
   }
