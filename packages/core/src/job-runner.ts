@@ -41,7 +41,7 @@ export interface JobRunner {
 export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): JobRunner {
   const o = resolveRunOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
-  const { router, errorHandlers, report, settings } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'wait', signatureHeader: SIGNATURE_HEADER, mode: undefined });
+  const { report, settings, registration } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'wait', signatureHeader: SIGNATURE_HEADER, mode: undefined });
 
   async function run(data: unknown, job: JobInfo): Promise<JobVerdict> {
     const startedAt = o.clock.now();
@@ -63,20 +63,7 @@ export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): Jo
   }
 
   const runner: JobRunner = {
-    on(event, handler, handlerOptions) {
-      needsClient(o.client, handlerOptions);
-      router.on(event, handler, handlerOptions);
-      return runner;
-    },
-    onAny(handler, handlerOptions) {
-      needsClient(o.client, handlerOptions);
-      router.onAny(handler, handlerOptions);
-      return runner;
-    },
-    onError(handler) {
-      errorHandlers.push(handler);
-      return runner;
-    },
+    ...registration(() => runner),
     run,
     logError: (message, error) => o.log.write('error', { err: error }, message),
     store: o.store,

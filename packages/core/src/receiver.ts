@@ -92,7 +92,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const o = resolveOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
-  const { watch, router, errorHandlers, report, settings: inProcess } = createRunCore(o);
+  const { watch, report, settings: inProcess, registration } = createRunCore(o);
   const { handoff } = o;
   // With a handoff the web process only enqueues, under a key of its own; an enqueue that outlives
   // the budget gets 503, never a 202 that could lose the event.
@@ -174,22 +174,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   });
 
   const receiver: Receiver = {
-    on(event, handler, handlerOptions) {
-      noHandlersHere();
-      needsClient(o.client, handlerOptions);
-      router.on(event, handler, handlerOptions);
-      return receiver;
-    },
-    onAny(handler, handlerOptions) {
-      noHandlersHere();
-      needsClient(o.client, handlerOptions);
-      router.onAny(handler, handlerOptions);
-      return receiver;
-    },
-    onError(handler) {
-      errorHandlers.push(handler);
-      return receiver;
-    },
+    ...registration(() => receiver, noHandlersHere),
     async handle(request, handleOptions = {}) {
       const delivery = await readRequest(request, o, handleOptions.framework);
       // As on the Node bridge, which reads the body before `process`: durations run from the body's arrival.

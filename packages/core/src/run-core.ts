@@ -1,7 +1,8 @@
 import { publishReport, timersOutliveRequests } from '#platform';
 import { createDeadlines, ownTimers } from './deadlines.js';
-import { createRouter } from './event-router.js';
-import type { resolveRunOptions } from './options.js';
+import { createRouter, type EventHandler, type HandlerOptions } from './event-router.js';
+import type { PaymentEventName } from './lifecycle.js';
+import { needsClient, type resolveRunOptions } from './options.js';
 import type { RunSettings } from './pipeline/claim-and-run.js';
 import { createLoopWatch } from './pipeline/loop-watch.js';
 import type { ErrorHandler } from './pipeline/outcome.js';
@@ -28,5 +29,34 @@ export function createRunCore(o: RunCoreOptions) {
   const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: o.retentionMs } } as const;
   const deadlines = (timersOutliveRequests ? createDeadlines : ownTimers)(o.clock);
   const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord, doneOutcome: 'processed' };
-  return { watch, router, errorHandlers, report, settings };
+  /**
+   * `on`, `onAny` and `onError` for `self` (a receiver or a queue runner), each returning it;
+   * `allowed` runs before a handler is registered (a receiver with a handoff refuses them).
+   */
+  const registration = <T>(self: () => T, allowed: () => void = () => {}): Registration<T> => ({
+    on(event, handler, handlerOptions) {
+      allowed();
+      needsClient(o.client, handlerOptions);
+      router.on(event, handler, handlerOptions);
+      return self();
+    },
+    onAny(handler, handlerOptions) {
+      allowed();
+      needsClient(o.client, handlerOptions);
+      router.onAny(handler, handlerOptions);
+      return self();
+    },
+    onError(handler) {
+      errorHandlers.push(handler);
+      return self();
+    },
+  });
+  return { watch, router, errorHandlers, report, settings, registration };
+}
+
+/** The registering methods a receiver and a queue runner share. */
+export interface Registration<T> {
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): T;
+  onAny(handler: EventHandler, options?: HandlerOptions): T;
+  onError(handler: ErrorHandler): T;
 }
