@@ -60,13 +60,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let n = 0;
   const iso = (ms: number) => new Date(ms).toISOString();
 
-  const changed = () => {
+  /** Call back into the caller: its error is reported, and never ends a delivery. */
+  const safely = (callback: (() => void) | undefined) => {
     try {
-      options.onChange?.();
+      callback?.();
     } catch (e) {
       options.onError?.(e);
     }
   };
+  const changed = () => safely(options.onChange);
 
   function record(
     from: Pick<Delivery, 'merchantId' | 'mode' | 'reference' | 'event' | 'url' | 'body' | 'signature'>,
@@ -110,17 +112,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         attempt(d);
       });
     }
-    try {
-      options.onAttempt?.(d, a);
-    } catch (e) {
-      options.onError?.(e);
-    }
+    safely(() => options.onAttempt?.(d, a));
     changed();
-    try {
-      then?.();
-    } catch (e) {
-      options.onError?.(e);
-    }
+    safely(then);
     return a;
   }
 
