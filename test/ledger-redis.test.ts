@@ -5,7 +5,7 @@ import type { LedgerEntry } from '@payhook/core';
 import { redisStore } from '@payhook/store-redis';
 import { ledgerConformance } from '@payhook/testing/ledger';
 import { requireRedis } from './services.js';
-import { keySlot } from './redis-slot.js';
+import { countCommands, keySlot } from './redis-helpers.js';
 
 const url = await requireRedis();
 
@@ -97,17 +97,12 @@ describe.skipIf(!url)('redis ledger', () => {
     it('appends a batch in one round trip', async () => {
       const { ledger } = open();
       await ledger.append([entry(Date.now())]); // loads the script if Redis had not seen it
-      let sent = 0;
-      const send = redis.sendCommand.bind(redis);
-      redis.sendCommand = ((...args: Parameters<typeof send>) => {
-        sent++;
-        return send(...args);
-      }) as typeof redis.sendCommand;
+      const commands = countCommands(redis);
       try {
         await ledger.append(Array.from({ length: 100 }, () => entry(Date.now())));
-        expect(sent).toBe(1);
+        expect(commands.sent()).toBe(1);
       } finally {
-        redis.sendCommand = send;
+        commands.restore();
       }
     });
 

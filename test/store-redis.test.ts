@@ -6,7 +6,7 @@ import { redisStore } from '@payhook/store-redis';
 import { storeConformance } from '@payhook/testing/store';
 import { hasRedisServer, startRedis } from './faults/redis-server.js';
 import { requireRedis } from './services.js';
-import { keySlot } from './redis-slot.js';
+import { countCommands, keySlot } from './redis-helpers.js';
 
 const url = await requireRedis();
 
@@ -54,28 +54,23 @@ describe.skipIf(!url)('redis', () => {
     });
 
     it('uses one round trip per claim and one per complete', async () => {
-      let sent = 0;
-      const send = redis.sendCommand.bind(redis);
-      redis.sendCommand = ((...args: Parameters<typeof send>) => {
-        sent++;
-        return send(...args);
-      }) as typeof redis.sendCommand;
+      const commands = countCommands(redis);
       try {
         await store.claim(`warm-${randomUUID()}`, 1_000); // loads the script if Redis had not seen it
         const key = `rt-${randomUUID()}`;
-        sent = 0;
+        commands.reset();
         const c = await store.claim(key, 5_000);
-        expect(sent).toBe(1);
+        expect(commands.sent()).toBe(1);
         if (c.status !== 'claimed') throw new Error('expected a claim');
-        sent = 0;
+        commands.reset();
         expect(await store.complete(key, c.token)).toBe(true);
-        expect(sent).toBe(1);
+        expect(commands.sent()).toBe(1);
         // Completing again with the same token says yes (a retried call), and still one round trip.
-        sent = 0;
+        commands.reset();
         expect(await store.complete(key, c.token)).toBe(true);
-        expect(sent).toBe(1);
+        expect(commands.sent()).toBe(1);
       } finally {
-        redis.sendCommand = send;
+        commands.restore();
       }
     });
 
