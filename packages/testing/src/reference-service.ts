@@ -94,15 +94,20 @@ let counter = 0;
  * Start the reference service for a test: a manual (virtual) clock, a sandbox merchant with a
  * generated key and secret, the API on 127.0.0.1 port 0, and a relay on another free port as the
  * callback URL, forwarding each webhook to the target you give (an app, a handler, a URL). Close
- * it with `close()` or `await using`.
+ * it with `close()` (in `finally` or `afterEach`). `await using ref = …` does the same where the
+ * toolchain supports it (TypeScript 5.2+ down-levels it, Node 24+ runs it); Node 20 does not.
  *
  * @example
- * await using ref = await startReferenceService();
- * const shop = createShop(ref.env);
- * await ref.deliverTo(createApp(shop));
- * const { reference } = await ref.createTransaction({ merchantReference: 'order-1' });
- * await ref.addFault({ type: 'duplicate', times: 4 });
- * await ref.pay(reference);
+ * const ref = await startReferenceService();
+ * try {
+ *   const shop = createShop(ref.env);
+ *   await ref.deliverTo(createApp(shop));
+ *   const { reference } = await ref.createTransaction({ merchantReference: 'order-1' });
+ *   await ref.addFault({ type: 'duplicate', times: 4, reference });
+ *   await ref.pay(reference);
+ * } finally {
+ *   await ref.close();
+ * }
  */
 export async function startReferenceService(options: StartReferenceServiceOptions = {}): Promise<TestReferenceService> {
   const apiKey = options.apiKey ?? generateApiKey('sandbox');

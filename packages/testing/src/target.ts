@@ -220,8 +220,12 @@ export interface Connection {
  * process…) to call its other routes, e.g. to read an order back after a delivery.
  *
  * @example
- * await using app = await connect(createApp(shop));
- * const order = await (await app.fetch('/orders/order-1001')).json();
+ * const app = await connect(createApp(shop));
+ * try {
+ *   const order = await (await app.fetch('/orders/order-1001')).json();
+ * } finally {
+ *   await app.close(); // or `await using app = …` where the toolchain supports it (not Node 20)
+ * }
  */
 export async function connect(target: DeliveryTarget, options: TargetOptions = {}): Promise<Connection> {
   const resolved = await resolveTarget(target, options);

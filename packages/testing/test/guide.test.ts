@@ -3,11 +3,17 @@ import { expect, it } from 'vitest';
 
 const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
 
-it('docs/testing.md shows retry-storm.test.ts exactly, so the guide cannot rot', () => {
+it.each([
+  ['packages/testing/test/retry-storm.test.ts', 'ts', './retry-storm.test.ts'],
+  ['docs/snippets/testing-reference.mjs', 'js', '../../../docs/snippets/testing-reference.mjs'],
+])('docs/testing.md shows %s exactly, so the guide cannot rot', (path, lang, file) => {
   const guide = read('../../../docs/testing.md');
-  const block = /<!-- begin: packages\/testing\/test\/retry-storm\.test\.ts -->\n```ts\n([\s\S]*?)```\n<!-- end: packages\/testing\/test\/retry-storm\.test\.ts -->/.exec(guide);
-  expect(block, 'docs/testing.md lost its retry-storm block: restore the begin/end markers around the code').not.toBeNull();
-  expect(block![1], 'docs/testing.md differs from retry-storm.test.ts: copy the test file into the guide').toBe(read('./retry-storm.test.ts'));
+  const marker = (word: string) => `<!-- ${word}: ${path} -->`;
+  const start = guide.indexOf(`${marker('begin')}\n\`\`\`${lang}\n`);
+  const end = guide.indexOf(`\`\`\`\n${marker('end')}`);
+  expect(start >= 0 && end > start, `docs/testing.md lost its ${path} block: restore the begin/end markers around the code`).toBe(true);
+  const block = guide.slice(start + marker('begin').length + lang.length + 5, end);
+  expect(block, `docs/testing.md differs from ${path}: copy the file into the guide`).toBe(read(file));
 });
 
 it('the guide names only helpers the package exports', async () => {
