@@ -41,7 +41,7 @@ export interface JobRunner {
 export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): JobRunner {
   const o = resolveRunOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
-  const { report, settings, registration } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'wait', signatureHeader: SIGNATURE_HEADER, mode: undefined });
+  const { report, settings, registration } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'wait', signatureHeader: SIGNATURE_HEADER, mode: undefined, user: 'worker' });
 
   async function run(data: unknown, job: JobInfo): Promise<JobVerdict> {
     const startedAt = o.clock.now();

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ledgerSettings, type LedgerOptions } from './ledger.js';
 import { memoryLedger } from './memory-ledger.js';
+import { markMemoryStore } from './memory-store-warning.js';
 import { STORE_SYNC, type ClaimResult, type CompleteOptions, type Store, type StoreOps, type StoreRecord } from './store.js';
 
 export interface MemoryStoreOptions {
@@ -15,6 +16,13 @@ export interface MemoryStoreOptions {
    * and the body mode. Default off. At most 10,000 records unless `maxEntries` says otherwise.
    */
   ledger?: LedgerOptions | true;
+  /**
+   * Warn (once per process, through the receiver's logger) when a receiver or worker uses this
+   * store where it cannot deduplicate: on a serverless platform, or beside another copy of
+   * @payhook/core in the same process (Next's App Router and Pages Router, `next dev` reloads).
+   * Default `true`; `false` when you know one process's memory is enough (a demo, one-off scripts).
+   */
+  warn?: boolean;
 }
 
 /** One shape for every state, changed in place: a done record reuses its claim's entry. */
@@ -122,5 +130,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   };
   // Not enumerable: a wrapper built with `{ ...store, claim }` must not inherit the unwrapped view.
   Object.defineProperty(store, STORE_SYNC, { value: ops });
+  markMemoryStore(store, options.warn !== false);
   return store;
 }

@@ -92,7 +92,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const o = resolveOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
-  const { watch, report, settings: inProcess, registration } = createRunCore(o);
+  const { watch, report, settings: inProcess, registration } = createRunCore({ ...o, user: 'receiver' });
   const { handoff } = o;
   // With a handoff the web process only enqueues, under a key of its own; an enqueue that outlives
   // the budget gets 503, never a 202 that could lose the event.

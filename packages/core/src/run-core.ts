@@ -4,6 +4,7 @@ import { createRouter, type EventHandler, type HandlerOptions } from './event-ro
 import type { PaymentEventName } from './lifecycle.js';
 import { needsClient, type resolveRunOptions } from './options.js';
 import type { RunSettings } from './pipeline/claim-and-run.js';
+import { warnOfMemoryStore, type MemoryStoreUser } from './memory-store-warning.js';
 import { createLoopWatch } from './pipeline/loop-watch.js';
 import type { ErrorHandler } from './pipeline/outcome.js';
 import { createReporter } from './pipeline/report.js';
@@ -15,6 +16,8 @@ export interface RunCoreOptions extends ReturnType<typeof resolveRunOptions> {
   /** For the fix a refused signature's log names; a worker has none to refuse. */
   signatureHeader: string;
   mode: string | undefined;
+  /** What is being built; the memory-store warning compares receivers with receivers, workers with workers. */
+  user: MemoryStoreUser;
 }
 
 /**
@@ -22,6 +25,7 @@ export interface RunCoreOptions extends ReturnType<typeof resolveRunOptions> {
  * the loop watch), the reporter and its `onError` handlers, and the settings of claim-and-run.
  */
 export function createRunCore(o: RunCoreOptions) {
+  warnOfMemoryStore(o.store, o.log, o.user);
   const watch = createLoopWatch(o.clock, (message, blocked) => o.log.write('warn', blocked, message));
   const { router, planFor, run } = createRouter(watch);
   const errorHandlers: ErrorHandler[] = [];
