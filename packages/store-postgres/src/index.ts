@@ -4,4 +4,5 @@ export {
   type PostgresStoreOptions,
   type TransactionalEffect,
 } from './postgres-store.js';
+export type { PurgeOptions } from './purge.js';
 export { DEFAULT_TABLE, schemaSql } from './schema.js';

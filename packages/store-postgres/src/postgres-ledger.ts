@@ -4,8 +4,8 @@ import type { Pool, QueryResultRow } from 'pg';
 import { ledgerTable } from './schema.js';
 import { NAME, storeError } from './store-error.js';
 
-/** What the store shares with its ledger: its pool, its table, its timeout, and the creation of both tables. */
-export interface LedgerHost {
+/** What the store shares with its ledger and its purge: its pool, its table, its timeout, and the creation of both tables. */
+export interface StoreHost {
   pool: Pool;
   table: string;
   timeoutMs: number;
@@ -20,7 +20,7 @@ export interface LedgerHost {
  * @example
  * const ledger = postgresLedger(ledgerSettings(true, NAME, 100_000), { pool, table, timeoutMs: 2000, ensureTable });
  */
-export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host: LedgerHost): Ledger {
+export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host: StoreHost): Ledger {
   const { pool, timeoutMs, ensureTable } = host;
   const { sql: t } = ledgerTable(host.table);
   const label = `${host.table}_ledger`;

@@ -1,25 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_RETENTION_MS, ledgerSettings, type LedgerOptions } from '@payhook/core';
-import type {
-  ClaimResult,
-  CompleteOptions,
-  EventHandler,
-  HandlerContext,
-  Outcome,
-  PaymentEvent,
-  PaymentEventName,
-  Store,
-  StoreRecord,
-} from '@payhook/core';
+import { DEFAULT_RETENTION_MS, ledgerSettings, type Clock, type LedgerOptions } from '@payhook/core';
+import type { ClaimResult, CompleteOptions, EventHandler, HandlerContext, Outcome } from '@payhook/core';
+import type { PaymentEvent, PaymentEventName, Store, StoreRecord } from '@payhook/core';
 import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { createSchema } from './create-schema.js';
 import { inTransaction } from './in-transaction.js';
 import { createPool, hearIdleErrors, warnIfNotDurable } from './own-pool.js';
 import { postgresLedger } from './postgres-ledger.js';
+import { periodicPurge, purgeExpired, type PurgeOptions } from './purge.js';
 import { DEFAULT_TABLE, quoteTable } from './schema.js';
 import { storeStatements } from './store-statements.js';
-import { NAME, storeError } from './store-error.js';
+import { NAME, positiveMs, storeError } from './store-error.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -45,6 +37,14 @@ export interface PostgresStoreOptions {
   checkDurability?: boolean;
   /** Keep a delivery ledger (`store.ledger`) in the table `<table>_ledger`: `true`, or its options (default 100,000 records, 7 days). */
   ledger?: LedgerOptions | true;
+  /**
+   * Delete the rows past their retention from every process, from its first use: a run every hour
+   * (the first after a random part of it), in batches of 10,000, at most 100,000 rows a run, one
+   * process at a time. `false` if you schedule `store.purgeExpired()` yourself.
+   */
+  purge?: PurgeOptions | boolean;
+  /** @internal The purge's timers, for tests: a real, unref'd timer by default. */
+  clock?: Clock;
 }
 
 /** A merchant's database effect, run on `client` inside the transaction that marks the event done. */
@@ -72,11 +72,13 @@ export interface PostgresStore extends Store {
    */
   transactional<E extends PaymentEventName = PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E>;
   /**
-   * Delete the rows past their retention (they already read as absent), in batches; returns how
-   * many. Run it from a daily job.
+   * Delete every row past its retention (they already read as absent), in batches; returns how
+   * many. The store already does this every hour (the `purge` option); call it from your own
+   * scheduler when you pass `purge: false`, or to purge at once.
    *
    * @example
-   * setInterval(() => store.purgeExpired().catch(console.error), 24 * 60 * 60 * 1000).unref();
+   * const store = postgresStore({ connectionString: process.env.DATABASE_URL!, purge: false });
+   * cron.schedule('17 3 * * *', () => store.purgeExpired().catch(console.error)); // your scheduler
    */
   purgeExpired(options?: { batchSize?: number }): Promise<number>;
   /**
@@ -87,7 +89,7 @@ export interface PostgresStore extends Store {
    * await store.createTable();
    */
   createTable(): Promise<void>;
-  /** Ends the pool when the store created it from `connectionString`; leaves a pool you passed open. */
+  /** Stops the purge (waits for a run under way); ends the pool if the store created it from `connectionString`, not one you passed. */
   close(): Promise<void>;
 }
 
@@ -117,13 +119,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const SQL = storeStatements(t);
 
   let schemaReady: Promise<void> | undefined;
+  // Every use of the store goes through here: the first starts the purge.
   const ensureTable = (): Promise<void> | undefined => {
+    purge.start();
     if (options.createTable === false) return undefined;
     return (schemaReady ??= createSchema(pool, table, timeoutMs, !!ledger).catch((error) => {
       schemaReady = undefined;
       throw error;
     }));
   };
+  const host = { pool, table, timeoutMs, ensureTable };
+  const purge = periodicPurge(options.purge, host, options.clock);
 
   let durabilityChecked = options.checkDurability === false;
   async function query<R extends QueryResultRow>(what: string, key: string, text: string, values: unknown[]) {
@@ -143,7 +149,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const store: PostgresStore = {
     pool,
     table: t,
-    ...(ledger && { ledger: postgresLedger(ledger, { pool, table, timeoutMs, ensureTable }) }),
+    ...(ledger && { ledger: postgresLedger(ledger, host) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
       const token = randomUUID();
@@ -217,14 +223,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         }
       };
     },
-    async purgeExpired({ batchSize = 10_000 } = {}) {
-      let total = 0;
-      for (;;) {
-        const { rowCount } = await query('purge expired rows of', table, SQL.purge, [batchSize]);
-        total += rowCount ?? 0;
-        if ((rowCount ?? 0) < batchSize) return total;
-      }
-    },
+    purgeExpired: (opts) => purgeExpired(host, opts),
     async createTable() {
       if (options.createTable === false) {
         try {
@@ -237,15 +236,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       await ensureTable();
     },
     async close() {
+      await purge.stop();
       if (owned) await pool.end();
     },
   };
   return store;
-}
-
-function positiveMs(value: number, name: string): number {
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new RangeError(`${NAME} ${name} must be a positive number of milliseconds; got ${value}.`);
-  }
-  return Math.ceil(value);
 }

@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS ${sql} (
   lease_expires_at timestamptz,
   outcome          text        CHECK (outcome IN ('ok', 'failed')),
   completed_at     timestamptz,
-  -- Past this the row is treated as absent, and purgeExpired() deletes it.
+  -- Past this the row is treated as absent, and the store's hourly purge (or purgeExpired()) deletes it.
   expires_at       timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS "${name}_expires_at_idx" ON ${sql} (expires_at);

@@ -18,3 +18,17 @@ export function storeError(what: string, key: string, cause: unknown, table: str
       : 'The receiver answers 503 so the service retries; check that Postgres is running and reachable at the configured URL (DATABASE_URL).';
   return new Error(`${NAME} could not ${what} "${key}" (${reason}). ${fix}`, { cause });
 }
+
+/**
+ * `value` when it is a positive finite number, rounded up; else the package's RangeError naming
+ * the option.
+ *
+ * @example
+ * const lease = positiveMs(leaseMs, 'leaseMs');
+ */
+export function positiveMs(value: number, name: string, unit = 'milliseconds'): number {
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`${NAME} ${name} must be a positive number of ${unit}; got ${value}.`);
+  }
+  return Math.ceil(value);
+}

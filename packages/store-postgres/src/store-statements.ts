@@ -1,6 +1,7 @@
 /**
- * Every SQL statement of the store, for the quoted table `t`. Times come from the database clock
- * (`clock_timestamp()`); durations are passed in milliseconds.
+ * Every SQL statement of the store's records, for the quoted table `t` (the purge's are in
+ * purge.ts). Times come from the database clock (`clock_timestamp()`); durations are passed in
+ * milliseconds.
  *
  * @example
  * const SQL = storeStatements('"payhook_deliveries"');
@@ -82,8 +83,5 @@ export function storeStatements(t: string) {
       UPDATE ${t} SET state = 'done', outcome = 'ok', completed_at = clock_timestamp(), lease_expires_at = NULL,
         expires_at = ${after('$3::float8')}
       WHERE ${held}`,
-    purge: `
-      DELETE FROM ${t} WHERE key IN (
-        SELECT key FROM ${t} WHERE expires_at <= clock_timestamp() LIMIT $1 FOR UPDATE SKIP LOCKED)`,
   };
 }
