@@ -25,10 +25,16 @@ export async function buildNextApp(): Promise<void> {
 }
 
 /** `next start` on 127.0.0.1, port 0, its receivers logging to `logFile`; `url` is `route`. */
-export async function startNextApp(logFile: string, route: string, echoRoute = '/api/echo', signatureHeader = ''): Promise<Served & { echoUrl: string }> {
+export async function startNextApp(
+  logFile: string,
+  route: string,
+  echoRoute = '/api/echo',
+  signatureHeader = '',
+  extraEnv: Record<string, string> = {},
+): Promise<Served & { echoUrl: string }> {
   const child: ChildProcess = spawn(process.execPath, [nextBin, 'start', '-p', '0', '-H', '127.0.0.1'], {
     cwd: appDir,
-    env: { ...env, PAYHOOK_TEST_LOG: logFile, PAYHOOK_TEST_SIGNATURE_HEADER: signatureHeader },
+    env: { ...env, PAYHOOK_TEST_LOG: logFile, PAYHOOK_TEST_SIGNATURE_HEADER: signatureHeader, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));

@@ -10,7 +10,8 @@ export const SCENARIO = {
 /** One line of the log file: a handler run, or an outcome the receiver reported. */
 export type LogLine =
   | { kind: 'run'; reference: string; event: string; merchantReference: string; secretIndex: number | null; attempt: number; email?: string | null }
-  | { kind: 'report'; outcome: string; status: number; reference?: string; late?: boolean; error?: string; signatureHeaderSeen?: string };
+  | { kind: 'report'; outcome: string; status: number; reference?: string; late?: boolean; error?: string; signatureHeaderSeen?: string }
+  | { kind: 'warn'; cause: string; message: string };
 
 /**
  * The receiver of the scenario: its handler records each run, and runs and reports are appended
@@ -21,8 +22,9 @@ export function scenarioReceiver(logFile: string | undefined, signatureHeader?: 
   const write = (line: LogLine) => {
     if (logFile) appendFileSync(logFile, `${JSON.stringify(line)}\n`);
   };
-  // Every report, at any level; its error is logged under `err`.
-  const log = (_level: string, fields: object) => {
+  // Every report, at any level (its error is logged under `err`), and the warnings that name a cause.
+  const log = (level: string, fields: object, message = '') => {
+    if (level === 'warn' && 'cause' in fields) return write({ kind: 'warn', cause: String(fields.cause), message });
     if (!('outcome' in fields)) return;
     const r = fields as DeliveryReport & { err?: unknown };
     write({
