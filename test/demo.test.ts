@@ -1,9 +1,69 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// The pnpm the README's `npx -y pnpm@10.34.8` fetches, from the root devDependencies.
+const pnpm = `${root}node_modules/.bin/pnpm`;
+const OPENING = /^payhook demo: the reference service at http:\/\/127\.0\.0\.1:\d+, the Express shop at http:\/\/127\.0\.0\.1:\d+$/;
+
+/** Run `pnpm <args>` in its own process group, as a terminal runs a foreground command. */
+function startPnpm(args: string[]) {
+  const child = spawn(pnpm, args, { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = { stdout: '', stderr: '' };
+  const waiters = new Set<() => void>();
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  let done = false;
+  void closed.then(() => {
+    done = true;
+    for (const w of waiters) w();
+  });
+  for (const name of ['stdout', 'stderr'] as const) {
+    child[name].setEncoding('utf8').on('data', (chunk: string) => {
+      output[name] += chunk;
+      for (const w of waiters) w();
+    });
+  }
+  return {
+    output,
+    closed,
+    /** Resolves once stdout matches `pattern`; rejects if the process ends first. */
+    waitFor(pattern: RegExp) {
+      return new Promise<RegExpMatchArray>((resolve, reject) => {
+        const check = () => {
+          const match = output.stdout.match(pattern);
+          if (match) resolve(match);
+          else if (done) reject(new Error(`pnpm ${args.join(' ')} ended before printing ${pattern}:\n${output.stdout}\n${output.stderr}`));
+          else return;
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    /** Signal every process of the group: pnpm, the demo and whatever they started. */
+    signal(signal: NodeJS.Signals) {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // The group is gone already.
+      }
+    },
+  };
+}
+
+/** Poll `read` until `ok` holds of its result: for an effect that happens on its own, bounded by `ms`. */
+async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (ok(value) || Date.now() > until) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 it('pnpm demo tells the whole story and exits 0', async () => {
   const { stdout } = await promisify(execFile)(`${root}node_modules/.bin/tsx`, ['scripts/demo.ts'], { cwd: root, timeout: 60_000 });
@@ -15,8 +75,86 @@ it('pnpm demo tells the whole story and exits 0', async () => {
     /connection error: ECONNREFUSED, payment\.success: connection error: ECONNREFUSED, payment\.success: 200/,
     /recovered by reconcile, handler ran/,
     /a second reconcile run recovers nothing/,
-    /_dashboard/,
+    /`npx -y pnpm@10\.34\.8 demo --keep`/,
   ]) {
     expect(stdout).toMatch(line);
   }
-});
+}, 60_000);
+
+it('`pnpm demo` starts with the narration, builds nothing, and prints no dashboard URL that is gone when it exits', async () => {
+  const demo = startPnpm(['demo']);
+  try {
+    const { code } = await demo.closed;
+    const { stdout, stderr } = demo.output;
+    expect(code, stderr).toBe(0);
+    // Before the narration, only pnpm's echo of the script it runs, between blank lines:
+    // `> payhook-workspace@ demo <dir>` and `> exec … scripts/demo.ts`. No build, no other script.
+    const lines = stdout.split('\n');
+    const first = lines.findIndex((line) => !line.startsWith('> ') && line !== '');
+    expect(lines.slice(0, first)).toEqual([
+      '',
+      `> payhook-workspace@ demo ${root.replace(/\/$/, '')}`,
+      expect.stringMatching(/^> exec .*scripts\/demo\.ts$/),
+      '',
+    ]);
+    expect(lines[first]).toMatch(OPENING);
+    expect(stdout).not.toContain('_dashboard');
+    expect(stdout).toContain('run `npx -y pnpm@10.34.8 demo --keep` (`pnpm demo --keep` with pnpm installed)');
+  } finally {
+    demo.signal('SIGKILL');
+  }
+}, 60_000);
+
+it('`pnpm demo --keep` keeps both servers up, shows how to use them, and stops cleanly on Ctrl-C', async () => {
+  const demo = startPnpm(['demo', '--keep']);
+  try {
+    await demo.waitFor(/Press Ctrl-C to stop\./);
+    const { stdout } = demo.output;
+    const field = (name: string) => stdout.match(new RegExp(`^   ${name} {2,}(\\S+)`, 'm'))?.[1];
+    const service = field('service')!;
+    const shop = field('shop')!;
+    const apiKey = field('API key')!;
+    expect(service).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(shop).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(field('dashboard')).toBe(`${service}/_dashboard`);
+    expect(apiKey).toBe('sk_test_demo_shop_key_000001');
+    expect(field('webhook secret')).toBe('whsec_demo_shop_secret');
+    expect((await fetch(`${service}/_dashboard`)).status).toBe(200);
+
+    // The printed checkout command, as curl would send it.
+    const checkoutCommand = stdout.match(/^ {3}curl -X POST (\S+) -H 'content-type: application\/json' -d '([^']*)'$/m);
+    expect(checkoutCommand?.[1]).toBe(`${shop}/checkout`);
+    const body = JSON.parse(checkoutCommand![2]!) as { merchantReference: string };
+    const answer = await fetch(checkoutCommand![1]!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: checkoutCommand![2] });
+    expect(answer.status).toBe(200);
+    const { reference, checkoutUrl } = (await answer.json()) as { reference: string; checkoutUrl: string };
+    expect(checkoutUrl).toBe(`${service}/checkout/${reference}`);
+    expect((await fetch(checkoutUrl)).status).toBe(200);
+
+    // The printed sandbox pay command, with the answer's reference.
+    const payCommand = stdout.match(/^ {3}curl -X POST (\S+) -H 'authorization: Bearer (\S+)'$/m);
+    expect(payCommand?.[1]).toBe(`${service}/_sandbox/transactions/<reference>/pay`);
+    expect(payCommand?.[2]).toBe(apiKey);
+    const paid = await fetch(payCommand![1]!.replace('<reference>', reference), { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+    expect(paid.status).toBe(200);
+
+    // The service delivers the webhook on its own (its clock runs on real time), and the demo narrates it.
+    expect(stdout).toContain(`curl ${shop}/orders/${body.merchantReference}`);
+    const order = await eventually(
+      async () => (await fetch(`${shop}/orders/${body.merchantReference}`)).json() as Promise<{ events: string[] }>,
+      (o) => o.events.includes('payment.success'),
+    );
+    expect(order.events).toEqual(['payment.success']);
+    await demo.waitFor(new RegExp(`shop ← payment\\.success ${reference}: signature verified, first time seen: handler ran \\(200\\)`));
+
+    // Ctrl-C: the terminal sends SIGINT to the whole foreground process group.
+    demo.signal('SIGINT');
+    const { code, signal } = await demo.closed;
+    const all = demo.output.stdout + demo.output.stderr;
+    expect({ code, signal }, all).toEqual({ code: 0, signal: null });
+    expect(demo.output.stdout).toMatch(/\nstopped\.\n$/);
+    expect(all).not.toContain('ELIFECYCLE');
+  } finally {
+    demo.signal('SIGKILL');
+  }
+}, 60_000);
