@@ -2,6 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
+import { until } from './runtimes/cases.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The pnpm the README's `npx -y pnpm@10.34.8` fetches, from the root devDependencies.
@@ -53,16 +54,6 @@ function startPnpm(args: string[]) {
       }
     },
   };
-}
-
-/** Poll `read` until `ok` holds of its result: for an effect that happens on its own, bounded by `ms`. */
-async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (ok(value) || Date.now() > until) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 it('pnpm demo tells the whole story and exits 0', async () => {
@@ -140,7 +131,7 @@ it('`pnpm demo --keep` keeps both servers up, shows how to use them, and stops c
 
     // The service delivers the webhook on its own (its clock runs on real time), and the demo narrates it.
     expect(stdout).toContain(`curl ${shop}/orders/${body.merchantReference}`);
-    const order = await eventually(
+    const order = await until(
       async () => (await fetch(`${shop}/orders/${body.merchantReference}`)).json() as Promise<{ events: string[] }>,
       (o) => o.events.includes('payment.success'),
     );

@@ -1,7 +1,7 @@
 // A project outside the workspace that installs the packed tarballs with plain npm, as an app
 // would: what `pnpm publish` ships, without the workspace's links, paths or hoisting.
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,8 @@ export const outside = Object.fromEntries(Object.entries(process.env).filter(([k
 export interface FreshProject {
   dir: string;
   packs: string;
-  tarballs: string[];
+  /** Each packed package, read once: its tarball, shipped manifest and files. */
+  packages: Packed[];
   /** Every public entry of every package: `@payhook/core`, `@payhook/core/node`, … */
   entries: string[];
 }
@@ -29,7 +30,7 @@ export async function freshProject(): Promise<FreshProject> {
   const dir = join(base, 'app');
   await run(process.execPath, [join(root, 'scripts/pack.mjs'), packs], { cwd: root });
   const tarballs = readdirSync(packs).filter((f) => f.endsWith('.tgz')).map((f) => join(packs, f));
-  await run('mkdir', ['-p', dir]);
+  mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true }, null, 2));
   // Versions the workspace type-checks with, and the optional peers some entries load
   // (`@payhook/core/otel`, `@payhook/testing/store` and `/ledger`); the frameworks and engines
@@ -40,25 +41,32 @@ export async function freshProject(): Promise<FreshProject> {
     env: outside,
     maxBuffer: 16 * 1024 * 1024,
   });
+  const packages = tarballs.map((tarball) => ({ tarball, manifest: tarballManifest(tarball), files: tarballFiles(tarball) }));
   const entries: string[] = [];
-  for (const t of tarballs) {
-    const manifest = tarballManifest(t);
+  for (const { manifest } of packages) {
     for (const sub of Object.keys(manifest.exports as Record<string, unknown>)) {
       if (sub !== './package.json') entries.push(sub === '.' ? manifest.name : `${manifest.name}/${sub.slice(2)}`);
     }
   }
-  return { dir, packs, tarballs, entries: entries.sort() };
+  return { dir, packs, packages, entries: entries.sort() };
 }
 
 export interface Manifest {
   name: string;
+  version: string;
   [field: string]: unknown;
 }
 
-export const tarballFiles = (tarball: string): string[] =>
+export interface Packed {
+  tarball: string;
+  manifest: Manifest;
+  files: string[];
+}
+
+const tarballFiles = (tarball: string): string[] =>
   execFileSyncText('tar', ['tzf', tarball]).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
 
-export const tarballManifest = (tarball: string): Manifest => JSON.parse(execFileSyncText('tar', ['xzf', tarball, '-O', 'package/package.json']));
+const tarballManifest = (tarball: string): Manifest => JSON.parse(execFileSyncText('tar', ['xzf', tarball, '-O', 'package/package.json']));
 
 function execFileSyncText(file: string, args: string[]): string {
   return execFileSync(file, args, { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });

@@ -2,11 +2,11 @@
 // a project outside the workspace, then imported (ESM and CJS), type-checked (node10, node16,
 // bundler) and run: the README's Express quickstart against the reference service's own command.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshProject, outside, readmeBlock, root, run, tarballFiles, tarballManifest, type FreshProject } from './fresh-project.js';
+import { freshProject, outside, readmeBlock, root, run, type FreshProject } from './fresh-project.js';
 
 const VITEST_ONLY = ['@payhook/testing/store', '@payhook/testing/ledger'];
 const fixtures = join(import.meta.dirname, 'fixtures');
@@ -23,14 +23,12 @@ afterAll(() => {
 
 describe('release check: the packed packages', () => {
   it('packs every package with no workspace: range left, with its README, LICENSE and metadata', () => {
-    const names = project.tarballs.map((t) => tarballManifest(t).name).sort();
+    const names = project.packages.map((p) => p.manifest.name).sort();
     expect(names).toEqual([
       '@payhook/client', '@payhook/core', '@payhook/express', '@payhook/fastify', '@payhook/hono', '@payhook/next',
       '@payhook/queue-bullmq', '@payhook/queue-pg-boss', '@payhook/reference', '@payhook/store-postgres', '@payhook/store-redis', '@payhook/testing',
     ]);
-    for (const tarball of project.tarballs) {
-      const manifest = tarballManifest(tarball);
-      const files = tarballFiles(tarball);
+    for (const { manifest, files } of project.packages) {
       expect(JSON.stringify(manifest), manifest.name).not.toContain('workspace:');
       expect(files, manifest.name).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json']));
       expect(manifest, manifest.name).toMatchObject({ license: 'MIT', repository: { url: 'git+https://github.com/payhook/payhook.git' } });
@@ -39,16 +37,16 @@ describe('release check: the packed packages', () => {
       for (const bin of Object.values((manifest.bin ?? {}) as Record<string, string>)) expect(files, manifest.name).toContain(bin.replace(/^\.\//, ''));
       expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/')), manifest.name).toEqual([]);
     }
-    const reference = project.tarballs.find((t) => tarballManifest(t).name === '@payhook/reference')!;
+    const reference = project.packages.find((p) => p.manifest.name === '@payhook/reference')!;
     // Its command is ESM only (bin/payhook-reference.mjs imports dist/cli.js): no CommonJS copy ships.
-    expect(tarballFiles(reference).filter((f) => f.startsWith('dist/cli')).sort()).toEqual(['dist/cli.js', 'dist/cli.js.map']);
+    expect(reference.files.filter((f) => f.startsWith('dist/cli')).sort()).toEqual(['dist/cli.js', 'dist/cli.js.map']);
   });
 
   it('installs with every dependency and peer satisfied (npm ls)', async () => {
     // npm ls exits non-zero on a missing or unsatisfied dependency, peers included.
     const { stdout } = await run('npm', ['ls', '--all', '--json'], { cwd: project.dir, env: outside, maxBuffer: 64 * 1024 * 1024 });
     const tree = JSON.parse(stdout) as { dependencies: Record<string, { version: string }> };
-    for (const t of project.tarballs) expect(tree.dependencies[tarballManifest(t).name]?.version).toBe(tarballManifest(t).version);
+    for (const { manifest } of project.packages) expect(tree.dependencies[manifest.name]?.version).toBe(manifest.version);
   });
 
   it.each(['probe.mjs', 'probe.cjs'])('loads every entry with %s, each with exports', async (probe) => {
@@ -67,10 +65,9 @@ describe('release check: the packed packages', () => {
     ['node16', { module: 'node16', moduleResolution: 'node16' }, ['check.cts', 'check.mts']],
     ['bundler', { module: 'esnext', moduleResolution: 'bundler' }, ['check.ts']],
   ] as const)('type-checks every entry under moduleResolution %s', async (profile, options, files) => {
-    const { stdout } = await run(process.execPath, ['probe.mjs', ...project.entries], { cwd: project.dir, env: outside });
-    const source = typeCheckSource(JSON.parse(stdout) as Record<string, string[]>);
+    const source = typeCheckSource(await exportNames());
     const dir = join(project.dir, `types-${profile}`);
-    await run('mkdir', ['-p', dir]);
+    mkdirSync(dir, { recursive: true });
     for (const file of files) writeFileSync(join(dir, file), source);
     const compilerOptions = { ...options, target: 'es2022', strict: true, noEmit: true, types: ['node'], skipLibCheck: true };
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files }));
@@ -83,9 +80,16 @@ describe('release check: publishing', () => {
   it('pnpm publish -r --dry-run would publish every package, at its version', async () => {
     const { stdout } = await run(join(root, 'node_modules/.bin/pnpm'), ['publish', '-r', '--dry-run', '--no-git-checks'], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
     const published = [...stdout.matchAll(/^\+ (@payhook\/[\w-]+)@(\S+)$/gm)].map((m) => `${m[1]}@${m[2]}`).sort();
-    expect(published).toEqual(project.tarballs.map((t) => `${tarballManifest(t).name}@${tarballManifest(t).version}`).sort());
+    expect(published).toEqual(project.packages.map(({ manifest }) => `${manifest.name}@${manifest.version}`).sort());
   }, 120_000);
 });
+
+let exportsOfEntries: Promise<Record<string, string[]>> | undefined;
+/** Every entry's export names as an ESM app sees them: probed once, for the three type-checks. */
+function exportNames(): Promise<Record<string, string[]>> {
+  exportsOfEntries ??= run(process.execPath, ['probe.mjs', ...project.entries], { cwd: project.dir, env: outside }).then((r) => JSON.parse(r.stdout));
+  return exportsOfEntries;
+}
 
 /**
  * Imports every entry and asserts that one export of each is typed (not `any`): an entry whose
