@@ -111,6 +111,24 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
     });
 
+    it("answers a stranger's deeply nested body under a well-formed signature header with the bare 401, and goes on", async () => {
+      // 6,000 levels overflowed the stack of the signature diagnosis (issue 30); the limit here is 4,096 bytes.
+      const body = `${'['.repeat(2000)}${']'.repeat(2000)}`;
+      const res = await send(s.url, { headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'ab'.repeat(32)}` }, body });
+      expect([res.status, res.text]).toEqual([401, '{"outcome":"unauthorized"}']);
+      const event = createEvent('payment.success');
+      expect((await deliver(event)).status).toBe(200);
+    });
+
+    it('answers a step that throws with a bare 500 that carries nothing internal, logs it, and goes on', async () => {
+      const event = { ...createEvent('payment.success'), merchantReference: SCENARIO.crash.merchantReference };
+      const res = await deliver(event);
+      expect([res.status, res.text]).toEqual([500, '{"outcome":"failed"}']);
+      expect(reportsOf(s.logFile, (r) => r.error === SCENARIO.crash.message)).toMatchObject([{ outcome: 'failed', status: 500 }]);
+      const next = createEvent('payment.success');
+      expect((await deliver(next)).status).toBe(200);
+    });
+
     it('answers 405 with Allow: POST to GET', async () => {
       const res = await send(s.url, { method: 'GET' });
       expect(res.status).toBe(405);

@@ -10,17 +10,20 @@
 export interface Clock {
   /** Milliseconds since the epoch, as `Date.now()`. */
   now(): number;
-  /** Run `callback` after `ms`; the timer must not keep a process alive by itself. */
-  setTimeout(callback: () => void, ms: number): unknown;
+  /**
+   * Run `callback` after `ms`. The timer must not keep a process alive by itself, unless
+   * `keepAlive` says that an answer still waits on it (a copy of an event waiting for the running one).
+   */
+  setTimeout(callback: () => void, ms: number, options?: { keepAlive?: boolean }): unknown;
   clearTimeout(handle: unknown): void;
 }
 
 /** The real clock. Timers are read from the globals at each call, so vitest's fake timers work too. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout(callback, ms) {
+  setTimeout(callback, ms, options) {
     const timer = setTimeout(callback, ms);
-    (timer as { unref?: () => void }).unref?.();
+    if (options?.keepAlive !== true) (timer as { unref?: () => void }).unref?.();
     return timer;
   },
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),

@@ -31,13 +31,18 @@ export async function processNodeRequest(
   req: IncomingMessage,
   options: NodeDeliveryOptions = {},
 ): Promise<ReceiverResult> {
-  const { process, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
-  const signature = req.headers[signatureHeader];
-  const delivery: RawDelivery = { method: req.method ?? 'GET', signature, framework: options.framework };
-  if (signature === undefined) delivery.signatureHeaderSeen = signatureHeaderSeen(signatureHeader, (name) => name in req.headers);
-  const kept = options.body ?? keptBytes(req);
-  if (delivery.method.toUpperCase() !== 'POST' || kept !== undefined) return process({ ...delivery, body: kept });
-  return process({ ...delivery, ...(await readNodeBody(req, maxBodyBytes, bodyDeadline)) });
+  const { process, fail, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
+  try {
+    const signature = req.headers[signatureHeader];
+    const delivery: RawDelivery = { method: req.method ?? 'GET', signature, framework: options.framework };
+    if (signature === undefined) delivery.signatureHeaderSeen = signatureHeaderSeen(signatureHeader, (name) => name in req.headers);
+    const kept = options.body ?? keptBytes(req);
+    if (delivery.method.toUpperCase() !== 'POST' || kept !== undefined) return await process({ ...delivery, body: kept });
+    return await process({ ...delivery, ...(await readNodeBody(req, maxBodyBytes, bodyDeadline)) });
+  } catch (error) {
+    // The pipeline never rejects; a request object no framework should hand over still gets a bare 500.
+    return fail(error);
+  }
 }
 
 /** What body parsers leave on a request: body-parser marks the requests it read with `_body`. */
@@ -113,11 +118,19 @@ export function lingerOnClose(res: ServerResponse): void {
   };
 }
 
-/** Write a pipeline answer to a Node response; one that closes the connection lets the client read it first. */
+/**
+ * Write a pipeline answer to a Node response; one that closes the connection lets the client read
+ * it first. Never throws: a response that can no longer be written (its client went away, or
+ * something else already answered) is closed instead.
+ */
 export function writeNodeResponse(res: ServerResponse, result: ReceiverResult): void {
-  if (result.headers.connection === 'close') lingerOnClose(res);
-  res.writeHead(result.status, result.headers as Record<string, string>);
-  res.end(result.body);
+  try {
+    if (result.headers.connection === 'close') lingerOnClose(res);
+    res.writeHead(result.status, result.headers as Record<string, string>);
+    res.end(result.body);
+  } catch {
+    res.destroy();
+  }
 }
 
 /**
@@ -127,6 +140,8 @@ export function writeNodeResponse(res: ServerResponse, result: ReceiverResult): 
  * http.createServer(toNodeListener(receiver)).listen(3000);
  */
 export function toNodeListener(receiver: Receiver, options: NodeDeliveryOptions = {}) {
+  // Checked now, so a wrong argument fails at startup rather than at each request.
+  adapterOf(receiver);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     writeNodeResponse(res, await processNodeRequest(receiver, req, options));
   };

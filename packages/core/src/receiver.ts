@@ -5,7 +5,7 @@ import { isPromise, type Awaitable } from './maybe-async.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from './options.js';
 import { handoffPlan, queuedKey } from './handoff.js';
 import { claimAndRun, type RunInput, type RunSettings } from './pipeline/claim-and-run.js';
-import { diagnoseSignature } from './pipeline/diagnose.js';
+import { createDiagnosis } from './pipeline/diagnose.js';
 import { intake, isReport, type RawDelivery } from './pipeline/intake.js';
 import { answerOf, reportOf, type DeliveryReport, type ErrorHandler, type ReceiverResult } from './pipeline/outcome.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
@@ -66,6 +66,8 @@ export interface HandleOptions {
 export interface ReceiverAdapter {
   /** The pipeline on what the adapter read: bytes, or why there are none. */
   process(delivery: RawDelivery): Promise<ReceiverResult>;
+  /** The bare 500 for an error outside the pipeline (in the adapter itself), logged through the receiver. Never throws. */
+  fail(error: unknown): ReceiverResult;
   readonly maxBodyBytes: number;
   /** How long a body may take to arrive, on the receiver's clock; past it the delivery is `too-slow`. */
   readonly bodyDeadline: BodyDeadline;
@@ -92,6 +94,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const o = resolveOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
+  const diagnose = createDiagnosis({ secrets: o.secrets, mode: o.mode, verify, now: () => o.clock.now() });
   const { watch, report, settings: inProcess, registration } = createRunCore({ ...o, user: 'receiver' });
   const { handoff } = o;
   // With a handoff the web process only enqueues, under a key of its own; an enqueue that outlives
@@ -134,8 +137,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     if (run.trace) run.trace.verified = v.ok;
     if (!v.ok) {
       const { signature: header, signatureHeaderSeen } = delivery;
-      const diagnosing = diagnoseSignature(v, { body, header, signatureHeaderSeen, secrets: o.secrets, mode: o.mode, verify });
-      return diagnosing.then((d) => finish({ ...reportOf('unauthorized'), ...d }, run));
+      // The diagnosis only adds to the log line: the answer is the bare 401 whatever it finds, or if it fails.
+      return diagnose(v, { body, header, signatureHeaderSeen }).then(
+        (d) => finish({ ...d, ...reportOf('unauthorized') }, run),
+        () => finish(reportOf('unauthorized'), run),
+      );
     }
     const event = parseEvent(body);
     if (event instanceof Malformed) return finish(event.report(), run);
@@ -163,9 +169,23 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const key = `forced:${forcedBy}:${o.dedupeKey(event)}`;
     return plan ? queuedKey(key) : key;
   };
+  // Whatever a step throws (a bug, or an input no step foresaw) ends in a bare 500 that is logged:
+  // never an unhandled rejection that stops the process, never internal text in the answer.
+  const crashed = (error: unknown, run: Run | undefined): ReceiverResult => {
+    try {
+      return run ? finish(reportOf('failed', { error }), run) : answerOf(report(reportOf('failed', { error })));
+    } catch {
+      return answerOf(reportOf('failed'));
+    }
+  };
   const process = async (delivery: RawDelivery) => {
     const startedAt = o.clock.now();
-    return pipeline(delivery, { startedAt, budgetMs: o.budgetMs, source: 'webhook', trace: traceOf(startedAt, 'webhook') });
+    const run: Run = { startedAt, budgetMs: o.budgetMs, source: 'webhook', trace: traceOf(startedAt, 'webhook') };
+    try {
+      return await pipeline(delivery, run);
+    } catch (error) {
+      return crashed(error, run);
+    }
   };
   const replays = writer && createReplay(ledger!, writer, {
     signed: (delivery, trace) => pipeline(delivery, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
@@ -176,20 +196,25 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const receiver: Receiver = {
     ...registration(() => receiver, noHandlersHere),
     async handle(request, handleOptions = {}) {
-      const delivery = await readRequest(request, o, handleOptions.framework);
-      // As on the Node bridge, which reads the body before `process`: durations run from the body's arrival.
-      const startedAt = o.clock.now();
-      const hold = handleOptions.waitUntil && !handoff ? holdOpen(handleOptions.waitUntil) : undefined;
+      let run: Run | undefined;
+      let hold: ReturnType<typeof holdOpen> | undefined;
+      let r: ReceiverResult;
       try {
-        const run: Run = { startedAt, budgetMs: o.budgetMs, source: 'webhook', waitUntil: hold?.handOver, trace: traceOf(startedAt, 'webhook') };
-        const r = await pipeline(delivery, run);
+        const delivery = await readRequest(request, o, handleOptions.framework);
+        // As on the Node bridge, which reads the body before `process`: durations run from the body's arrival.
+        const startedAt = o.clock.now();
+        hold = handleOptions.waitUntil && !handoff ? holdOpen(handleOptions.waitUntil) : undefined;
+        run = { startedAt, budgetMs: o.budgetMs, source: 'webhook', waitUntil: hold?.handOver, trace: traceOf(startedAt, 'webhook') };
+        r = await pipeline(delivery, run);
         // The ledger writes after the answer: on a platform that freezes once it has answered, under its waitUntil.
         if (writer) handleOptions.waitUntil?.(writer.idle());
-        // A copy: the shared headers are frozen, and @hono/node-server 1.x's Response adds Content-Length to the object it is given.
-        return new Response(r.body, { status: r.status, headers: { ...r.headers } });
+      } catch (error) {
+        r = crashed(error, run);
       } finally {
         hold?.release();
       }
+      // A copy: the shared headers are frozen, and @hono/node-server 1.x's Response adds Content-Length to the object it is given.
+      return new Response(r.body, { status: r.status, headers: { ...r.headers } });
     },
     async dispatch(event, opts = {}) {
       const startedAt = o.clock.now();
@@ -208,7 +233,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     dedupeKey: o.dedupeKey,
   };
   const bodyDeadline = { ms: o.bodyTimeoutMs, clock: o.clock };
-  const adapter: ReceiverAdapter = { process, maxBodyBytes: o.maxBodyBytes, bodyDeadline, signatureHeader: o.signatureHeader };
+  const fail = (error: unknown) => crashed(error, undefined);
+  const adapter: ReceiverAdapter = { process, fail, maxBodyBytes: o.maxBodyBytes, bodyDeadline, signatureHeader: o.signatureHeader };
   Object.defineProperty(receiver, ADAPTER, { value: adapter });
   return receiver;
 }

@@ -6,7 +6,16 @@ export type RawBody = Uint8Array | string;
 
 export type VerifyResult =
   | { ok: true; secretIndex: number }
-  | { ok: false; reason: 'missing' | 'malformed' | 'mismatch' | 'no-secret' };
+  | { ok: false; reason: 'missing' | 'malformed' | 'mismatch' | 'no-secret' }
+  /** The body given was not bytes nor a string (a parsed object, say): `message` says how to get the raw body. */
+  | { ok: false; reason: 'not-raw-body'; message: string };
+
+/** Whether a value is what the signature is computed over: bytes (a Buffer, a Uint8Array) or the text as received. */
+export const isRawBody = (body: unknown): body is RawBody => typeof body === 'string' || ArrayBuffer.isView(body);
+
+const NOT_RAW_BODY_MESSAGE =
+  '[@payhook/core] the signature is computed over the raw body as received, and this body is not bytes nor a string (a parsed object?): ' +
+  "pass the untouched bytes, e.g. express.raw({ type: '*/*' }) and req.body, or await request.text() before any JSON parsing.";
 
 /** What every signature header starts with. */
 export const SIGNATURE_PREFIX = 'sha256=';
@@ -29,13 +38,15 @@ function requireSyncHmac(what: string): SyncHmac {
  * await fetch(url, { method: 'POST', body: rawBody, headers: { 'x-service-signature': header } });
  */
 export function sign(body: RawBody, secret: string): string {
+  if (!isRawBody(body)) throw new TypeError(NOT_RAW_BODY_MESSAGE.replace('signature is computed', 'signature is computed (sign)'));
   return PREFIX + requireSyncHmac('sign').createHmac('sha256', secret).update(body).digest('hex');
 }
 
 /**
  * Check an `X-Service-Signature` header against the raw body, in constant time. Accepts a list of
  * secrets (rotation) and says which one matched. Never throws: any header it cannot use is
- * `missing` or `malformed`.
+ * `missing` or `malformed`, and a body that is not the raw bytes (or the text as received) is
+ * `not-raw-body`, with a `message` that says how to get them.
  *
  * @example
  * const result = verifySignature(rawBody, req.headers['x-service-signature'], [newSecret, oldSecret]);
@@ -63,6 +74,7 @@ export function createVerifier(secretOrSecrets: string | readonly string[]): (bo
   const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
   const keys = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? hmac.key(s) : undefined)) : [];
   return (body, header) => {
+    if (!isRawBody(body)) return NOT_RAW_BODY;
     const given = prepare(header, keys, fromHex);
     if (!(given instanceof Uint8Array)) return given;
     let matched = -1;
@@ -82,6 +94,7 @@ export function createVerifier(secretOrSecrets: string | readonly string[]): (bo
  * const header = await signAsync(body, env.WEBHOOK_SECRET);
  */
 export async function signAsync(body: RawBody, secret: string): Promise<string> {
+  if (!isRawBody(body)) throw new TypeError(NOT_RAW_BODY_MESSAGE.replace('signature is computed', 'signature is computed (signAsync)'));
   return PREFIX + toHex(await hmac(secret, body));
 }
 
@@ -99,6 +112,7 @@ export async function verifySignatureAsync(
 ): Promise<VerifyResult> {
   const list: readonly unknown[] = typeof secretOrSecrets === 'string' ? [secretOrSecrets] : secretOrSecrets;
   const secrets = Array.isArray(list) ? list.map((s) => (typeof s === 'string' && s !== '' ? s : undefined)) : [];
+  if (!isRawBody(body)) return NOT_RAW_BODY;
   const given = prepare(header, secrets, fromHex);
   if (!(given instanceof Uint8Array)) return given;
   let matched = -1;
@@ -131,6 +145,7 @@ const MISMATCH: VerifyResult = Object.freeze({ ok: false, reason: 'mismatch' });
 const MISSING: VerifyResult = Object.freeze({ ok: false, reason: 'missing' });
 const MALFORMED: VerifyResult = Object.freeze({ ok: false, reason: 'malformed' });
 const NO_SECRET: VerifyResult = Object.freeze({ ok: false, reason: 'no-secret' });
+const NOT_RAW_BODY: VerifyResult = Object.freeze({ ok: false, reason: 'not-raw-body', message: NOT_RAW_BODY_MESSAGE });
 const outcome = (matched: number): VerifyResult =>
   matched < 0 ? MISMATCH : (MATCHED[matched] ?? { ok: true, secretIndex: matched });
 

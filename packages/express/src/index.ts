@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RawBody, Receiver } from '@payhook/core';
+import { adapterOf } from '@payhook/core/adapter';
 import { processNodeRequest, writeNodeResponse } from '@payhook/core/node';
 
 /**
@@ -33,9 +34,11 @@ export type PayhookExpressHandler = (
  * app.all('/webhooks', payhookExpress(receiver));
  */
 export function payhookExpress(receiver: Receiver): PayhookExpressHandler {
-  return (req, res, next) => {
-    processNodeRequest(receiver, req, { framework: 'express' })
-      .then((result) => writeNodeResponse(res, result))
-      .catch(next);
+  // Checked now, so a wrong argument fails at startup rather than at each request.
+  adapterOf(receiver);
+  // Neither step rejects: whatever goes wrong is the pipeline's bare 500, logged through the
+  // receiver, never Express's error page (which shows the stack outside production).
+  return (req, res) => {
+    void processNodeRequest(receiver, req, { framework: 'express' }).then((result) => writeNodeResponse(res, result));
   };
 }

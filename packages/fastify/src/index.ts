@@ -47,7 +47,7 @@ export const payhookFastify: FastifyPluginAsync<PayhookFastifyOptions> = async (
   const { receiver, path = '/webhooks' } = options;
   // This scope only: drop the parsers inherited from the app and keep every body as raw bytes.
   instance.removeAllContentTypeParsers();
-  const { process, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
+  const { process, fail, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
   const keepBytes = { parseAs: 'buffer' as const, bodyLimit: maxBodyBytes };
   const asIs = (_req: unknown, body: Buffer | string, done: (error: null, body: Buffer | string) => void) => done(null, body);
   instance.addContentTypeParser('application/json', keepBytes, asIs);
@@ -63,9 +63,13 @@ export const payhookFastify: FastifyPluginAsync<PayhookFastifyOptions> = async (
     // Fastify counts the bytes against bodyLimit as they stream in; the pipeline answers.
     const code = (error as { code?: string }).code;
     const problem = code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'too-large' : code === TOO_SLOW ? 'too-slow' : undefined;
-    if (!problem) throw error;
     const signature = request.headers[signatureHeader];
-    return send(reply, await process({ method: request.method, signature, problem, framework: 'fastify' }));
+    if (problem) return send(reply, await process({ method: request.method, signature, problem, framework: 'fastify' }));
+    // Fastify's other request errors (a Content-Length that does not match the body) are the pipeline's
+    // 400; anything else its bare 500, logged: Fastify's own answer would carry the error's message.
+    const status = (error as { statusCode?: unknown }).statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) return send(reply, await process({ method: request.method, signature, problem: 'unreadable', error, framework: 'fastify' }));
+    return send(reply, fail(error));
   });
   instance.all(path, async (request, reply) => {
     const body = Buffer.isBuffer(request.body) ? request.body : undefined;

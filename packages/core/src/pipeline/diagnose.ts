@@ -2,7 +2,7 @@ import type { Awaitable } from '../maybe-async.js';
 import { SIGNATURE_PREFIX as PREFIX, type RawBody, type VerifyResult } from '../signature.js';
 
 /** Why a signature was refused: no header, not the service's form, no secret matched, or no usable secret. */
-export type SignatureReason = 'missing' | 'malformed' | 'mismatch' | 'no-secret';
+export type SignatureReason = 'missing' | 'malformed' | 'mismatch' | 'no-secret' | 'not-raw-body';
 /** How a malformed signature header differs from the service's `sha256=` + 64 lower-case hex digits. */
 export type HeaderDefect = 'joined' | 'whitespace' | 'upper-case' | 'no-prefix' | 'length' | 'not-hex' | 'not-text';
 /** What most likely made no secret match; each is computed only once none did. */
@@ -16,20 +16,34 @@ export interface SignatureDiagnosis {
   hints?: SignatureHint[];
 }
 
-export interface DiagnoseInput {
-  body: RawBody;
-  header: unknown;
+export interface DiagnoseSettings {
   secrets: readonly string[];
   /** The environment the secrets belong to, when the merchant said (`mode` option). */
   mode: 'live' | 'sandbox' | undefined;
-  /** The other known signature header the delivery carried, when the configured one was absent. */
-  signatureHeaderSeen?: string;
   /** The receiver's own verifier (its secrets, prepared once), to try re-serialisations of the body with. */
   verify: (body: RawBody, header: unknown) => Awaitable<VerifyResult>;
+  /** The receiver's clock: the hints' budget is per minute on it. */
+  now: () => number;
 }
 
-/** Bodies larger than this get no re-serialisation check: it parses and hashes the body again. */
-const DIAGNOSE_MAX_BYTES = 64 * 1024;
+export interface DiagnoseInput {
+  body: RawBody;
+  header: unknown;
+  /** The other known signature header the delivery carried, when the configured one was absent. */
+  signatureHeaderSeen?: string;
+}
+
+/** Bodies larger than this get no re-serialisation check: a webhook's JSON is about 1 KB. */
+const DIAGNOSE_MAX_BYTES = 16 * 1024;
+/** Nor do bodies nested deeper than the service's events (3 levels): a stranger's 6,000 `[` would overflow the stack. */
+const DIAGNOSE_MAX_DEPTH = 16;
+/**
+ * Refusals per minute whose body is examined (parsed, re-serialised and hashed again for the
+ * hints). Anyone can post a wrong signature: past this, a refusal costs what a plain 401 costs.
+ * A misconfigured receiver is refused every delivery, so the first few a minute say why.
+ */
+export const HINTS_PER_MINUTE = 5;
+const MINUTE = 60_000;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
 /** The defect of a header the verifier called malformed. */
@@ -45,30 +59,71 @@ export function headerDefect(header: unknown): HeaderDefect {
 }
 
 /**
- * Why a delivery's signature failed, in terms the merchant can act on. Runs only on failure; the
- * answer to the service stays a bare 401.
+ * The receiver's diagnosis of refused signatures: why a delivery's signature failed, in terms the
+ * merchant can act on. Runs only on failure, never throws, and never changes the answer (a bare
+ * 401); the body is examined for at most HINTS_PER_MINUTE refusals a minute, on bounded transforms.
  */
-export async function diagnoseSignature(verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput): Promise<SignatureDiagnosis> {
-  if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
-  if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined) return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };
-  if (verdict.reason !== 'mismatch') return { reason: verdict.reason };
-  const hints: SignatureHint[] = [];
-  const { body, header, secrets, verify } = input;
-  const trimmed = secrets.map((s) => s.trim());
-  if (trimmed.some((s, i) => s !== secrets[i] && s !== '')) hints.push('secret-whitespace');
-  const text = typeof body === 'string' ? body : body.byteLength <= DIAGNOSE_MAX_BYTES ? decode(body) : undefined;
-  const value = text !== undefined && text.length <= DIAGNOSE_MAX_BYTES ? parse(text) : undefined;
-  if (value !== undefined) {
-    for (const form of [JSON.stringify(value), JSON.stringify(value, null, 2), JSON.stringify(value, null, 4)]) {
-      if (form !== text && (await verify(form, header)).ok) {
-        hints.push('re-serialised');
-        break;
-      }
+export function createDiagnosis(s: DiagnoseSettings): (verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput) => Promise<SignatureDiagnosis> {
+  // A secret padded with whitespace is a fact of the configuration: known once, free to report.
+  const padded = s.secrets.some((secret) => secret.trim() !== secret && secret.trim() !== '');
+  let minute = -1;
+  let examined = 0;
+  const mayExamine = () => {
+    const m = Math.floor(s.now() / MINUTE);
+    if (m !== minute) {
+      minute = m;
+      examined = 0;
     }
-    const sent = (value as { mode?: unknown }).mode;
-    if (input.mode !== undefined && (sent === 'live' || sent === 'sandbox') && sent !== input.mode) hints.push('mode');
+    return examined++ < HINTS_PER_MINUTE;
+  };
+  return async (verdict, input) => {
+    if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
+    if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined) return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };
+    if (verdict.reason !== 'mismatch') return { reason: verdict.reason };
+    const hints: SignatureHint[] = padded ? ['secret-whitespace'] : [];
+    try {
+      if (mayExamine()) hints.push(...(await bodyHints(s, input)));
+    } catch {
+      // A body no bound foresaw: the refusal stands without a hint.
+    }
+    return hints.length > 0 ? { reason: 'mismatch', hints } : { reason: 'mismatch' };
+  };
+}
+
+/** The hints that need the body: a re-serialised JSON that verifies, and a delivery for the other environment. */
+async function bodyHints(s: DiagnoseSettings, { body, header }: DiagnoseInput): Promise<SignatureHint[]> {
+  const size = typeof body === 'string' ? body.length : body.byteLength;
+  if (size > DIAGNOSE_MAX_BYTES) return [];
+  const text = typeof body === 'string' ? body : decoder.decode(body);
+  const value = shallow(text) ? parse(text) : undefined;
+  if (value === undefined) return [];
+  const hints: SignatureHint[] = [];
+  for (const form of [JSON.stringify(value), JSON.stringify(value, null, 2), JSON.stringify(value, null, 4)]) {
+    if (form !== text && (await s.verify(form, header)).ok) {
+      hints.push('re-serialised');
+      break;
+    }
   }
-  return hints.length > 0 ? { reason: 'mismatch', hints } : { reason: 'mismatch' };
+  const sent = (value as { mode?: unknown }).mode;
+  if (s.mode !== undefined && (sent === 'live' || sent === 'sandbox') && sent !== s.mode) hints.push('mode');
+  return hints;
+}
+
+/** Whether JSON text nests at most DIAGNOSE_MAX_DEPTH deep (brackets inside strings do not count). */
+function shallow(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > DIAGNOSE_MAX_DEPTH) return false;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return true;
 }
 
 /** What to do about a diagnosis, for the log line. */
@@ -80,6 +135,8 @@ export function signatureFix(d: SignatureDiagnosis, header: string, mode?: strin
         : `no ${header} header, but a ${d.signatureHeaderSeen} header came: set the receiver's signatureHeader to '${d.signatureHeaderSeen}' (ePay's real deliveries carry X-Epay-Signature).`;
     case 'no-secret':
       return 'no usable webhook secret: set `secret` to the webhook secret from your dashboard.';
+    case 'not-raw-body':
+      return 'the body given was not the raw bytes: give payhook the untouched request.';
     case 'malformed':
       return `the ${header} header is ${DEFECTS[d.defect ?? 'length']}; the service sends \`sha256=\` and 64 lower-case hex digits, so something between it and payhook changed the header.`;
     case 'mismatch': {
@@ -109,7 +166,6 @@ const HINTS: Record<SignatureHint, (mode?: string) => string> = {
 };
 
 const decoder = new TextDecoder();
-const decode = (bytes: Uint8Array) => decoder.decode(bytes);
 
 function parse(text: string): unknown {
   try {

@@ -1,5 +1,5 @@
 import { bodyUnavailable } from '../body-unavailable.js';
-import type { RawBody } from '../signature.js';
+import { isRawBody, type RawBody } from '../signature.js';
 import { reportOf, type DeliveryReport } from './outcome.js';
 
 /**
@@ -43,6 +43,10 @@ export function intake(delivery: RawDelivery, maxBodyBytes: number): DeliveryRep
   if (problem === 'unreadable') return reportOf('malformed', { error: delivery.error });
   if (problem === 'unavailable' || body === undefined) {
     return reportOf('body-unavailable', { error: delivery.error ?? new Error(bodyUnavailable(delivery.framework, delivery.parsed)) });
+  }
+  // An adapter's caller handed over something else than the bytes (a parsed object, say).
+  if (!isRawBody(body)) {
+    return reportOf('body-unavailable', { error: new Error(bodyUnavailable(delivery.framework, body)) });
   }
   const size = typeof body === 'string' ? (body.length * 3 > maxBodyBytes ? encoder.encode(body).byteLength : body.length) : body.byteLength;
   return size > maxBodyBytes ? reportOf('too-large') : body;

@@ -5,6 +5,7 @@ import type { RunSettings } from './claim-and-run.js';
 /** The first pause before claiming again; each next one doubles, up to the last. */
 const FIRST_PAUSE_MS = 25;
 const LAST_PAUSE_MS = 400;
+const KEEP_ALIVE = { keepAlive: true } as const;
 
 /**
  * A copy that found its event running (`onInProgress: 'wait'`): claim again after growing pauses
@@ -23,7 +24,8 @@ export function waitForRunning(s: RunSettings, key: string, end: number, stopped
     };
     const next = (c: ClaimResult) => {
       if (c.status !== 'in-progress' || s.clock.now() + pause > end) return resolve(c);
-      s.clock.setTimeout(again, pause);
+      // Kept alive: in a plain script nothing else may hold the process open for this copy's answer.
+      s.clock.setTimeout(again, pause, KEEP_ALIVE);
       pause = Math.min(pause * 2, LAST_PAUSE_MS);
     };
     next(first);

@@ -1,10 +1,12 @@
 import { appendFileSync } from 'node:fs';
-import { createReceiver, type DeliveryReport, type Receiver } from '@payhook/core';
+import { createReceiver, defaultDedupeKey, type DeliveryReport, type Receiver } from '@payhook/core';
 
 /** The receiver every adapter is tested with, and the Next app runs. */
 export const SCENARIO = {
   secrets: ['whsec_conformance_current', 'whsec_conformance_previous'],
   maxBodyBytes: 4096,
+  /** A signed event with this merchant reference makes a step of the pipeline throw (its dedupeKey), with this text. */
+  crash: { merchantReference: 'crash-the-pipeline', message: 'internal detail: postgres://admin:hunter2@db' },
 } as const;
 
 /** One line of the log file: a handler run, or an outcome the receiver reported. */
@@ -42,6 +44,10 @@ export function scenarioReceiver(logFile: string | undefined, signatureHeader?: 
     maxBodyBytes: SCENARIO.maxBodyBytes,
     signatureHeader: signatureHeader || undefined,
     logger: log,
+    dedupeKey: (event) => {
+      if (event.merchantReference === SCENARIO.crash.merchantReference) throw new Error(SCENARIO.crash.message);
+      return defaultDedupeKey(event);
+    },
   }).onAny((event, ctx) => {
     const { reference, merchantReference } = event;
     const { email } = event.customer;
