@@ -2,7 +2,8 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import { createReceiver, sign, type Receiver } from '@payhook/core';
+import { createReceiver, createVerifier, sign, type Receiver } from '@payhook/core';
+import { createDiagnosis } from '../../packages/core/src/pipeline/diagnose.js';
 import { toNodeListener } from '@payhook/core/node';
 import { payhookExpress } from '@payhook/express';
 import { payhookFastify } from '@payhook/fastify';
@@ -97,7 +98,29 @@ const validEvent = fc.record({ mr: merchantReference, event: fc.constantFrom('pa
   ({ mr, event }) => JSON.stringify({ ...createEvent('payment.success', { merchantReference: mr }), event }),
 );
 
+/**
+ * What a stranger sends to make a step work hard or fall over (issue 30): nesting that overflowed
+ * the signature diagnosis' JSON.stringify, nesting left open, huge numbers and strings, escapes
+ * that grow when stored, a BOM before a real event. Each fits under MAX_BODY.
+ */
+const hostileText: fc.Arbitrary<string> = fc.oneof(
+  fc.integer({ min: 1, max: 8000 }).map((n) => `${'['.repeat(n)}${']'.repeat(n)}`),
+  fc.integer({ min: 1, max: 3000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`),
+  fc.integer({ min: 1, max: 2000 }).map((n) => `${'[{"b":'.repeat(n)}null${'}]'.repeat(n)}`),
+  fc.integer({ min: 1, max: 16_000 }).map((n) => '['.repeat(n)),
+  fc.integer({ min: 300, max: 15_000 }).map((n) => `{"amount":1${'0'.repeat(n)},"reference":1e999999}`),
+  fc.integer({ min: 1, max: 2500 }).map((n) => `{"reference":"${'\\u0000\\u001b'.repeat(n)}"}`),
+  fc.integer({ min: 1000, max: 15_000 }).map((n) => `{"reference":"${'r'.repeat(n)}","event":"payment.success"}`),
+  validEvent.map((t) => `\ufeff${t}`),
+);
+
 const bodyArb: fc.Arbitrary<BodyKind> = fc.oneof(
+  // Hostile: deep, huge or odd, under every kind of signature header (a well-formed wrong one most of all).
+  { weight: 3, arbitrary: hostileText.map((t) => ({ body: Buffer.from(t), pollutes: false, badUtf8: false })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(hostileText, fc.constantFrom(...BAD_UTF8)).map(([t, bad]) => ({ body: Buffer.concat([bad, Buffer.from(t)]), pollutes: false, badUtf8: true })),
+  },
   // A real event: the handler should run (or 200 ignored, for an unknown event name).
   { weight: 4, arbitrary: validEvent.map((t) => ({ body: Buffer.from(t), pollutes: false, badUtf8: false })) },
   // A real event with a polluting key at the top or inside `customer`.
@@ -133,10 +156,10 @@ const bodyArb: fc.Arbitrary<BodyKind> = fc.oneof(
   },
 );
 
-type SignatureKind = 'valid' | 'upper-name' | 'missing' | 'upper-hex' | 'upper-prefix' | 'short' | 'long' | 'duplicate' | 'duplicate-mixed' | 'other-secret' | 'random' | 'empty' | 'sha1' | 'other-body';
+type SignatureKind = 'valid' | 'upper-name' | 'missing' | 'upper-hex' | 'upper-prefix' | 'short' | 'long' | 'duplicate' | 'duplicate-mixed' | 'other-secret' | 'random' | 'empty' | 'sha1' | 'other-body' | 'well-formed';
 
 const signatureArb = fc.constantFrom<SignatureKind>(
-  'valid', 'valid', 'valid', 'valid', 'valid', 'upper-name', 'upper-name',
+  'valid', 'valid', 'valid', 'valid', 'valid', 'upper-name', 'upper-name', 'well-formed', 'well-formed', 'well-formed',
   'missing', 'upper-hex', 'upper-prefix', 'short', 'long', 'duplicate', 'duplicate-mixed', 'other-secret', 'random', 'empty', 'sha1', 'other-body',
 );
 
@@ -146,12 +169,13 @@ const caseArb: fc.Arbitrary<Case> = fc
     body: bodyArb,
     signature: signatureArb,
     random: printable,
+    hex: fc.stringMatching(/^[0-9a-f]{64}$/),
     contentType: fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/json; charset=latin1'),
     extra: fc.array(fc.tuple(fc.constantFrom('x-forwarded-for', 'x-custom', 'accept', 'x-service-signature-2', 'X-Payhook'), printable), { maxLength: 3 }),
     chunks: fc.array(fc.nat(), { maxLength: 6 }),
     lie: fc.constantFrom<Case['lie']>('none', 'none', 'none', 'none', 'none', 'none', 'short', 'long'),
   })
-  .map(({ method, body, signature, random, contentType, extra, chunks, lie }) => {
+  .map(({ method, body, signature, random, hex, contentType, extra, chunks, lie }) => {
     const good = sign(body.body, SECRET);
     const name = 'x-service-signature';
     const headers: [string, string][] = [];
@@ -171,6 +195,8 @@ const caseArb: fc.Arbitrary<Case> = fc
       empty: [[name, '']],
       sha1: [[name, `sha1=${good.slice(7, 47)}`]],
       'other-body': [[name, sign(Buffer.concat([body.body, Buffer.from(' ')]), SECRET)]],
+      // The service's exact form, any digest: what a stranger without the secret sends.
+      'well-formed': [[name, `sha256=${hex}`]],
     };
     headers.push(...sig[signature], ...extra.map(([n, v]) => [n, v.trim() || 'x'] as [string, string]));
     return {
@@ -520,6 +546,21 @@ describe(`receiver fuzz (seed ${SEED}, ${TOTAL} cases)`, () => {
       );
       expect(await handled()).toBeGreaterThan(0);
     }, 300_000);
+  });
+
+  it(`${runs(0.05)} hostile bodies through the signature diagnosis, its budget never spent: it never throws and never says more than mismatch`, async () => {
+    // The receiver examines 5 refusals a minute; here every call is in a minute of its own.
+    let minute = 0;
+    const verify = createVerifier(SECRET);
+    const diagnose = createDiagnosis({ secrets: [SECRET], mode: 'live', verify, now: () => (minute += 60_000) });
+    await fc.assert(
+      fc.asyncProperty(bodyArb, fc.stringMatching(/^[0-9a-f]{64}$/), async ({ body }, hex) => {
+        const d = await diagnose({ ok: false, reason: 'mismatch' }, { body, header: `sha256=${hex}` });
+        expect(d.reason).toBe('mismatch');
+        for (const hint of d.hints ?? []) expect(['re-serialised', 'mode']).toContain(hint);
+      }),
+      { seed: SEED + 3, numRuns: runs(0.05) },
+    );
   });
 
   it('Object.prototype is unchanged after every case', () => {
