@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { LedgerEntry, LedgerOptions } from '@payhook/core';
+import type { Clock, LedgerEntry, LedgerOptions } from '@payhook/core';
 import { postgresStore, schemaSql } from '@payhook/store-postgres';
 import { ledgerConformance } from '@payhook/testing/ledger';
 import { requirePostgres } from './services.js';
@@ -107,6 +107,8 @@ describe.skipIf(!url)('postgres ledger', () => {
       expect(make({ maxEntries: 1.5 })).toThrow(RangeError);
       expect(make({ retentionMs: -1 })).toThrow(/^\[@payhook\/store-postgres\] ledger\.retentionMs must be a positive number/);
       expect(make({ body: 'raw' })).toThrow(/^\[@payhook\/store-postgres\] ledger\.body must be 'keep' or 'hash'; got raw/);
+      expect(make({ maxRefusals: 0 })).toThrow(/^\[@payhook\/store-postgres\] ledger\.maxRefusals must be a positive whole number; got 0\. Leave it unset for 10000\./);
+      expect(make({ deadLetterRetentionMs: Number.NaN })).toThrow(/^\[@payhook\/store-postgres\] ledger\.deadLetterRetentionMs must be a positive number of milliseconds/);
       // The ledger's table adds _ledger to the name, which must still fit Postgres's 63 characters.
       expect(make({}, 'x'.repeat(57))).toThrow(/^\[@payhook\/store-postgres\] the ledger's table .* at most 56/);
       expect(make({}, 'x'.repeat(56))).not.toThrow();
@@ -202,6 +204,53 @@ describe.skipIf(!url)('postgres ledger', () => {
       } finally {
         await admin.query(`drop table if exists ${table}, ${table}_ledger`);
         await store.close();
+      }
+    });
+
+    it('purges ledger rows past their retention with nobody writing, on the store purge timer; open dead letters last their own', async () => {
+      const table = `ledger_purge_${unique()}`;
+      const timers: (() => unknown)[] = [];
+      const clock: Clock = { now: () => Date.now(), setTimeout: (run) => (timers.push(run), run), clearTimeout: () => {} };
+      const store = postgresStore({ pool: smallPool(), table, clock, ledger: { retentionMs: 60_000, deadLetterRetentionMs: 120_000 } });
+      try {
+        const t = Date.now();
+        const at = (ms: number, fields: Partial<LedgerEntry> = {}) => ({ ...entry(fields), receivedAt: t - ms });
+        const old = at(61_000);
+        const oldRefusal = at(61_000, { signature: 'invalid', outcome: 'unauthorized', status: 401 });
+        const dead = at(90_000, { outcome: 'rejected', deadLetter: { reason: 'rejected', at: t } });
+        const deadExpired = at(130_000, { outcome: 'rejected', deadLetter: { reason: 'rejected', at: t } });
+        const fresh = at(0);
+        // One append: its trim saw the table before the batch, so the old rows stay until a purge.
+        await store.ledger!.append([old, oldRefusal, dead, deadExpired, fresh]);
+        expect(await rowCount(`${table}_ledger`)).toBe(5);
+        expect(timers).toHaveLength(1);
+        await timers.pop()!();
+        const { rows } = await admin.query<{ id: string }>(`select id from ${table}_ledger order by id`);
+        expect(rows.map((r) => r.id)).toEqual([dead.id, fresh.id]);
+        // purgeExpired() reaches the ledger too.
+        await admin.query(`insert into ${table}_ledger (entry) values ($1::jsonb)`, [JSON.stringify(at(70_000))]);
+        expect(await store.purgeExpired()).toBe(1);
+      } finally {
+        await store.close();
+        await admin.query(`drop table if exists ${table}, ${table}_ledger`);
+      }
+    });
+
+    it('adds the refused column to a ledger table made by an earlier version', async () => {
+      const table = `ledger_old_${unique()}`;
+      const old = postgresStore({ pool: smallPool(), table, ledger: true, purge: false });
+      try {
+        await old.createTable();
+        await admin.query(`drop index ${table}_ledger_refused_idx; alter table ${table}_ledger drop column refused`);
+        await admin.query(`insert into ${table}_ledger (entry) values ($1::jsonb)`, [JSON.stringify(entry({ signature: 'invalid', outcome: 'unauthorized' }))]);
+        const store = postgresStore({ pool: smallPool(), table, ledger: { maxRefusals: 5 }, purge: false });
+        await store.createTable();
+        const { rows } = await admin.query<{ refused: boolean }>(`select refused from ${table}_ledger`);
+        expect(rows).toEqual([{ refused: true }]);
+        await store.close();
+      } finally {
+        await old.close();
+        await admin.query(`drop table if exists ${table}, ${table}_ledger`);
       }
     });
   });

@@ -106,27 +106,53 @@ describe.skipIf(!url)('redis ledger', () => {
       }
     });
 
-    it('lets records expire as a safety net, but never an open dead letter, until it is retried', async () => {
-      const { prefix, ledger } = open({ retentionMs: 60_000 });
+    it('expires each record key when its retention ends, counted from its receipt; an open dead letter when its own ends', async () => {
+      const { prefix, ledger } = open({ retentionMs: 60_000, deadLetterRetentionMs: 600_000 });
       const t = Date.now();
-      const plain = entry(t);
-      const dead = entry(t + 1, { outcome: 'rejected', deadLetter: { reason: 'rejected', at: t } });
+      const plain = entry(t - 50_000);
+      const dead = entry(t - 50_000, { outcome: 'rejected', deadLetter: { reason: 'rejected', at: t } });
       await ledger.append([plain, dead]);
       const key = (id: string) => `${prefix}{ledger}:e:${id}`;
-      expect(await redis.pttl(key(plain.id))).toBeGreaterThan(60_000);
-      expect(await redis.pttl(key(dead.id))).toBe(-1);
-      expect(await redis.pttl(`${prefix}{ledger}:dead`)).toBe(-1);
-      expect(await redis.pttl(`${prefix}{ledger}:ref:${dead.reference}`)).toBe(-1);
-      expect(await redis.pttl(`${prefix}{ledger}:ref:${plain.reference}`)).toBeGreaterThan(0);
+      const within = async (k: string, low: number, high: number) => {
+        const ms = await redis.pttl(k);
+        expect(ms, k).toBeGreaterThan(low);
+        expect(ms, k).toBeLessThanOrEqual(high);
+      };
+      // 60 s from receivedAt, not from the write: about 10 s left; the open dead letter, 550 s.
+      await within(key(plain.id), 9_000, 10_000);
+      await within(key(dead.id), 549_000, 550_000);
+      await within(`${prefix}{ledger}:ref:${plain.reference}`, 9_000, 10_000);
+      // A set lives as long as the longest-lived record it holds.
+      for (const set of ['dead', 'dead-all', 'all', `ref:${dead.reference}`]) await within(`${prefix}{ledger}:${set}`, 549_000, 550_000);
 
       await ledger.update(dead.id, { late: { outcome: 'failed', durationMs: 2.5 } });
-      expect(await redis.pttl(key(dead.id))).toBe(-1);
+      await within(key(dead.id), 549_000, 550_000);
+      // Retried: back to the retention, from its receipt.
       await ledger.update(dead.id, { deadLetter: { reason: 'rejected', at: t, retriedBy: plain.id } });
-      expect(await redis.pttl(key(dead.id))).toBeGreaterThan(60_000);
-      expect(await redis.pttl(`${prefix}{ledger}:ref:${dead.reference}`)).toBeGreaterThan(0);
-      expect(await redis.pttl(`${prefix}{ledger}:all`)).toBeGreaterThan(0);
+      await within(key(dead.id), 9_000, 10_000);
       expect(await redis.exists(`${prefix}{ledger}:dead`)).toBe(0);
       expect(await ledger.get(dead.id)).toEqual({ ...dead, late: { outcome: 'failed', durationMs: 2.5 }, deadLetter: { reason: 'rejected', at: t, retriedBy: plain.id } });
+
+      // Past its retention already: not written at all; a dead letter retried past it goes at once.
+      const old = entry(t - 61_000);
+      const oldDead = entry(t - 61_000, { outcome: 'rejected', deadLetter: { reason: 'rejected', at: t } });
+      await ledger.append([old, oldDead]);
+      expect(await redis.exists(key(old.id))).toBe(0);
+      await within(key(oldDead.id), 538_000, 539_000);
+      await ledger.update(oldDead.id, { deadLetter: { reason: 'rejected', at: t, retriedBy: plain.id } });
+      expect(await redis.exists(key(oldDead.id))).toBe(0);
+      expect(await redis.zscore(`${prefix}{ledger}:all`, oldDead.id)).toBeNull();
+      expect(await redis.zscore(`${prefix}{ledger}:ref:${oldDead.reference}`, oldDead.id)).toBeNull();
+    });
+
+    it('lets a record go when its retention ends, with nobody writing (Redis expiry: a short real wait)', async () => {
+      const { prefix, ledger } = open({ retentionMs: 60_000 });
+      const e = entry(Date.now() - 59_700);
+      await ledger.append([e]);
+      expect(await redis.exists(`${prefix}{ledger}:e:${e.id}`)).toBe(1);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await redis.exists(`${prefix}{ledger}:e:${e.id}`)).toBe(0);
+      expect(await ledger.list({ reference: e.reference })).toEqual([]);
     });
 
     it('skips records whose key expired before a trim reached them, and drops their ids', async () => {

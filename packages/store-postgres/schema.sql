@@ -41,3 +41,8 @@ CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_outcome_idx" ON "payhook_d
 CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_late_idx" ON "payhook_deliveries_ledger" (late_outcome, id) WHERE late_outcome IS NOT NULL;
 -- Dead letters are few: found without reading the rest.
 CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_dead_idx" ON "payhook_deliveries_ledger" (id) WHERE dead;
+-- A refusal: a webhook request whose signature did not check out, kept without its body and on a
+-- bound of its own (maxRefusals). Added by ALTER so that a table made by an earlier version gets it.
+ALTER TABLE "payhook_deliveries_ledger" ADD COLUMN IF NOT EXISTS
+  refused      boolean NOT NULL GENERATED ALWAYS AS (COALESCE(entry->>'source' = 'webhook' AND entry->>'signature' IS DISTINCT FROM 'valid', false)) STORED;
+CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_refused_idx" ON "payhook_deliveries_ledger" (id) WHERE refused;

@@ -36,11 +36,16 @@ export { eventFromRecord } from './record-event.js';
 export { memoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { retryDeadLetters, type DeadLetterRetry } from './dead-letters.js';
 export type { ReplayOptions } from './replay.js';
+export { eraseDeliveries, type EraseQuery } from './erase.js';
 export {
   DEFAULT_LEDGER_RETENTION_MS,
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
   ledgerSettings,
+  failedDoneTtl,
   matchesQuery,
+  isKept,
   isOpenDeadLetter,
+  isRefusal,
   pageSize,
   type DeadLetter,
   type LateOutcome,

@@ -20,6 +20,14 @@ export interface Ledger {
   get(id: string): Promise<LedgerEntry | undefined>;
   /** Records newest first, filtered by every field the query sets. */
   list(query?: LedgerQuery): Promise<LedgerEntry[]>;
+  /** Delete records whatever their state (open dead letters too), with their index entries; resolves to how many were held. */
+  remove(ids: readonly string[]): Promise<number>;
+  /**
+   * How long the store keeps the done record of an event sent to the dead letters (outcome
+   * `failed`): a day past the longest an open dead letter is kept, so that re-posting its stored
+   * bytes answers `duplicate` whatever expired first. Set by the store's ledger (`failedDoneTtl`).
+   */
+  readonly failedDoneTtlMs?: number;
 }
 
 export type LedgerBodyMode = 'keep' | 'hash';
@@ -49,11 +57,13 @@ export interface LedgerEntry {
   secretIndex?: number;
   /** The signature header as received, so that a replay checks it again on the stored bytes. */
   signatureHeader?: string;
-  /** The raw body, as UTF-8 text (`bodyEncoding` utf8) or base64 when it is not UTF-8. Absent in `hash` mode. */
+  /** The raw body, as UTF-8 text (`bodyEncoding` utf8) or base64 when it is not UTF-8. Absent in `hash` mode and for a refusal. */
   body?: string;
   bodyEncoding?: 'utf8' | 'base64';
-  /** Hex SHA-256 of the raw body, in `hash` mode. */
+  /** Hex SHA-256 of the raw body, in `hash` mode and for a refusal (`isRefusal`). */
   bodySha256?: string;
+  /** For a refusal, instead of its body: its first characters, control and bidi characters escaped as \uXXXX. */
+  bodyPrefix?: string;
   /** The error's message, for the merchant; never sent to the service. */
   error?: string;
   /** What happened after a 202: the handler's outcome once it finished. */
@@ -107,13 +117,23 @@ export interface LedgerOptions {
   maxEntries?: number;
   /** How long records are kept, in ms. Open dead letters are kept past it. Default 7 days. */
   retentionMs?: number;
+  /**
+   * Most refusals kept (`isRefusal`: unsigned or unreadable webhook requests, recorded without
+   * their body), on a bound of their own: they never push out accepted records or dead letters.
+   * Default 10,000 (1,000 in memory).
+   */
+  maxRefusals?: number;
+  /** How long an open dead letter is kept (from its receipt), in ms; at least `retentionMs`. Default 30 days. */
+  deadLetterRetentionMs?: number;
 }
 
-export const DEFAULT_LEDGER_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const DAY = 24 * 60 * 60 * 1000;
+export const DEFAULT_LEDGER_RETENTION_MS = 7 * DAY;
+export const DEFAULT_DEAD_LETTER_RETENTION_MS = 30 * DAY;
 export const MAX_LEDGER_PAGE = 1000;
 
 /** The options with defaults filled in and checked; `name` starts the error message (the store's package). */
-export function ledgerSettings(options: LedgerOptions | true, name: string, defaultMax: number) {
+export function ledgerSettings(options: LedgerOptions | true, name: string, defaultMax: number, defaultMaxRefusals = 10_000) {
   const o = options === true ? {} : options;
   const body = o.body ?? 'keep';
   if (body !== 'keep' && body !== 'hash') {
@@ -127,8 +147,21 @@ export function ledgerSettings(options: LedgerOptions | true, name: string, defa
   if (!(Number.isFinite(retentionMs) && retentionMs > 0)) {
     throw new RangeError(`${name} ledger.retentionMs must be a positive number of milliseconds; got ${retentionMs}. Leave it unset for 7 days.`);
   }
-  return { body, maxEntries, retentionMs };
+  const maxRefusals = o.maxRefusals ?? defaultMaxRefusals;
+  if (!(Number.isInteger(maxRefusals) && maxRefusals > 0)) {
+    throw new RangeError(`${name} ledger.maxRefusals must be a positive whole number; got ${maxRefusals}. Leave it unset for ${defaultMaxRefusals}.`);
+  }
+  const deadLetters = o.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS;
+  if (!(Number.isFinite(deadLetters) && deadLetters > 0)) {
+    throw new RangeError(`${name} ledger.deadLetterRetentionMs must be a positive number of milliseconds; got ${deadLetters}. Leave it unset for 30 days.`);
+  }
+  // An open dead letter is never dropped before the records around it.
+  return { body, maxEntries, retentionMs, maxRefusals, deadLetterRetentionMs: Math.max(deadLetters, retentionMs) };
 }
+
+/** How long a store with this ledger keeps a `failed` done record: its own retention, or a day past the open dead letters. */
+export const failedDoneTtl = (storeRetentionMs: number, settings: { deadLetterRetentionMs: number }): number =>
+  Math.max(storeRetentionMs, settings.deadLetterRetentionMs + DAY);
 
 /** The page size a query asks for, checked. */
 export function pageSize(query: LedgerQuery, name: string): number {
@@ -154,6 +187,18 @@ export function matchesQuery(e: LedgerEntry, q: LedgerQuery): boolean {
 
 /** Whether a record must be kept past the ledger's bounds: an open dead letter. */
 export const isOpenDeadLetter = (e: LedgerEntry): boolean => e.deadLetter !== undefined && e.deadLetter.retriedBy === undefined;
+
+/**
+ * A refusal: a webhook request whose signature did not check out (401, or refused before the
+ * check: 400, 405, 408, 413, no body). Anyone can send one, so it is kept as metadata only (no
+ * body) and on a bound of its own (`maxRefusals`).
+ */
+export const isRefusal = (e: Pick<LedgerEntry, 'source' | 'signature'>): boolean => e.source === 'webhook' && e.signature !== 'valid';
+
+/** Whether a record is still kept at `now`: within the retention, or an open dead letter within its own. */
+export function isKept(e: LedgerEntry, now: number, s: { retentionMs: number; deadLetterRetentionMs: number }): boolean {
+  return e.receivedAt >= now - s.retentionMs || (isOpenDeadLetter(e) && e.receivedAt >= now - s.deadLetterRetentionMs);
+}
 
 let last = -1;
 let prefix = '';

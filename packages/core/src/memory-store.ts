@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { systemClock, type Clock } from './clock.js';
 import { ledgerSettings, type LedgerOptions } from './ledger.js';
 import { memoryLedger } from './memory-ledger.js';
 import { markMemoryStore } from './memory-store-warning.js';
@@ -9,11 +10,13 @@ export interface MemoryStoreOptions {
   max?: number;
   /** How long done records are kept. Default 24 hours: longer than any retry schedule, short enough for one process. */
   retentionMs?: number;
-  /** Clock, for tests (a `Clock`'s `now`). Default `Date.now`. */
+  /** Clock, for tests (a `Clock`'s `now`). Default `Date.now`, or `clock.now`. */
   now?: () => number;
+  /** @internal Time and timers, for tests: the ledger's trim runs on its timers. Default the real, unref'd ones. */
+  clock?: Clock;
   /**
    * Keep a ledger of every delivery (`store.ledger`), in this process's memory: `true`, or bounds
-   * and the body mode. Default off. At most 10,000 records unless `maxEntries` says otherwise.
+   * and the body mode. Default off. At most 10,000 records and 1,000 refusals unless `maxEntries` and `maxRefusals` say otherwise.
    */
   ledger?: LedgerOptions | true;
   /**
@@ -46,7 +49,8 @@ interface Entry {
  */
 export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const retentionMs = options.retentionMs ?? 24 * 60 * 60 * 1000;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  const now = options.now ?? (options.clock ? clock.now : Date.now);
   const cache = new LRUCache<string, Entry>({ max: options.max ?? 100_000 });
   // Unique per claim: a random prefix per store and a counter, cheaper than a UUID per claim.
   let tokenPrefix: string | undefined;
@@ -126,7 +130,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     release: async (key, token) => ops.release(key, token),
     extend: async (key, token, leaseMs) => ops.extend(key, token, leaseMs),
     get: async (key) => ops.get(key),
-    ...(options.ledger && { ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000), now) }),
+    ...(options.ledger && {
+      ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000, 1_000), now, { clock, storeRetentionMs: retentionMs }),
+    }),
   };
   // Not enumerable: a wrapper built with `{ ...store, claim }` must not inherit the unwrapped view.
   Object.defineProperty(store, STORE_SYNC, { value: ops });

@@ -14,6 +14,8 @@ describe('memory ledger', () => {
     expect(() => memoryStore({ ledger: { maxEntries: 0 } })).toThrow(/\[@payhook\/core\] memoryStore: ledger.maxEntries must be a positive whole number/);
     expect(() => memoryStore({ ledger: { retentionMs: -1 } })).toThrow(/ledger.retentionMs/);
     expect(() => memoryStore({ ledger: { body: 'all' as never } })).toThrow(/ledger.body must be 'keep' or 'hash'/);
+    expect(() => memoryStore({ ledger: { maxRefusals: 1.5 } })).toThrow(/\[@payhook\/core\] memoryStore: ledger.maxRefusals must be a positive whole number; got 1.5. Leave it unset for 1000/);
+    expect(() => memoryStore({ ledger: { deadLetterRetentionMs: 0 } })).toThrow(/ledger.deadLetterRetentionMs must be a positive number of milliseconds; got 0. Leave it unset for 30 days/);
   });
 });
 

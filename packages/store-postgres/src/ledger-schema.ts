@@ -36,5 +36,10 @@ CREATE INDEX IF NOT EXISTS ${idx('_outcome_idx')} ON ${sql} (outcome, id)
 CREATE INDEX IF NOT EXISTS ${idx('_late_idx')} ON ${sql} (late_outcome, id) WHERE late_outcome IS NOT NULL;
 -- Dead letters are few: found without reading the rest.
 CREATE INDEX IF NOT EXISTS ${idx('_dead_idx')} ON ${sql} (id) WHERE dead;
+-- A refusal: a webhook request whose signature did not check out, kept without its body and on a
+-- bound of its own (maxRefusals). Added by ALTER so that a table made by an earlier version gets it.
+ALTER TABLE ${sql} ADD COLUMN IF NOT EXISTS
+  refused      boolean NOT NULL GENERATED ALWAYS AS (COALESCE(entry->>'source' = 'webhook' AND entry->>'signature' IS DISTINCT FROM 'valid', false)) STORED;
+CREATE INDEX IF NOT EXISTS ${idx('_refused_idx')} ON ${sql} (id) WHERE refused;
 `;
 }

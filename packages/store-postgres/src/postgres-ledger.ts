@@ -1,6 +1,7 @@
-import { pageSize, type Ledger, type LedgerEntry, type LedgerQuery, type ledgerSettings } from '@payhook/core';
+import { failedDoneTtl, isRefusal, pageSize, type Ledger, type LedgerEntry, type LedgerQuery, type ledgerSettings } from '@payhook/core';
 import type pg from 'pg';
 import type { Pool, QueryResultRow } from 'pg';
+import { filters, ledgerStatements } from './ledger-statements.js';
 import { ledgerTable } from './schema.js';
 import { NAME, storeError } from './store-error.js';
 
@@ -10,26 +11,32 @@ export interface StoreHost {
   table: string;
   timeoutMs: number;
   ensureTable: () => Promise<void> | undefined;
+  /** The ledger's retentions, when the store keeps one: the purge drops its rows past them too. */
+  ledger?: { retentionMs: number; deadLetterRetentionMs: number };
 }
 
 /**
  * The store's delivery ledger, in `<table>_ledger`: an append is one statement, which also drops
- * the records past the bounds; reads are one statement each, newest first by id. Retention is
- * timed by this process's clock, since `receivedAt` comes from the receiver's, not the database's.
+ * the records past the bounds (the accepted records and the refusals each against their own);
+ * reads are one statement each, newest first by id. The store's purge drops what passes its
+ * retention while nobody writes. Retention is timed by this process's clock, since `receivedAt`
+ * comes from the receiver's, not the database's.
  *
  * @example
  * const ledger = postgresLedger(ledgerSettings(true, NAME, 100_000), { pool, table, timeoutMs: 2000, ensureTable });
  */
-export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host: StoreHost): Ledger {
+export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host: StoreHost, storeRetentionMs?: number): Ledger {
   const { pool, timeoutMs, ensureTable } = host;
   const { sql: t } = ledgerTable(host.table);
   const label = `${host.table}_ledger`;
-  const { maxEntries, retentionMs } = settings;
+  const { maxEntries, maxRefusals, retentionMs, deadLetterRetentionMs } = settings;
   const SQL = ledgerStatements(t);
-  // The count bound walks maxEntries index entries to find the cut, so it runs once per 1% of the
+  const appends = new Map<string, string>();
+  // A count bound walks its bound's index entries to find the cut, so it runs once per 1% of the
   // bound written (by this process), and on the first append, in case the bound was lowered.
-  const trimEvery = Math.max(1, Math.floor(maxEntries / 100));
-  let sinceTrim = trimEvery;
+  const every = (max: number) => Math.max(1, Math.floor(max / 100));
+  let sinceTrim = every(maxEntries);
+  let sinceRefusalTrim = every(maxRefusals);
 
   async function run<R extends QueryResultRow>(what: string, text: string, values: unknown[]) {
     try {
@@ -41,16 +48,25 @@ export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host
     }
   }
   const read = (rows: { entry: string }[]) => rows.map((r) => fromJson(r.entry));
-  const oldest = () => Date.now() - retentionMs;
+  const cutoffs = () => {
+    const now = Date.now();
+    return [now - retentionMs, now - deadLetterRetentionMs];
+  };
 
   return {
     body: settings.body,
+    ...(storeRetentionMs !== undefined && { failedDoneTtlMs: failedDoneTtl(storeRetentionMs, settings) }),
     async append(entries) {
       if (entries.length === 0) return;
-      const byCount = sinceTrim >= trimEvery;
-      const values = [toJson(entries), oldest(), ...(byCount ? [maxEntries] : [])];
-      const { rows } = await run<{ added: number }>('append records to', byCount ? SQL.appendTrim : SQL.append, values);
-      sinceTrim = (byCount ? 0 : sinceTrim) + (rows[0]?.added ?? 0);
+      const refusals = entries.filter(isRefusal).length;
+      const byCount = sinceTrim >= every(maxEntries);
+      const byRefusals = sinceRefusalTrim >= every(maxRefusals);
+      const key = `${byCount}${byRefusals}`;
+      const text = appends.get(key) ?? appends.set(key, SQL.append(byCount, byRefusals)).get(key)!;
+      const values = [toJson(entries), ...cutoffs(), ...(byCount ? [maxEntries] : []), ...(byRefusals ? [maxRefusals] : [])];
+      await run('append records to', text, values);
+      sinceTrim = (byCount ? 0 : sinceTrim) + entries.length - refusals;
+      sinceRefusalTrim = (byRefusals ? 0 : sinceRefusalTrim) + refusals;
     },
     async update(id, patch) {
       // Only these two fields: a patch never rewrites the record's id, time or answer.
@@ -58,67 +74,25 @@ export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host
       if (fields !== '{}') await run('update a record of', SQL.update, [pack(id), fields]);
     },
     async get(id) {
-      return read((await run<{ entry: string }>('read a record of', SQL.get, [oldest(), pack(id)])).rows)[0];
+      return read((await run<{ entry: string }>('read a record of', SQL.get, [...cutoffs(), pack(id)])).rows)[0];
     },
     async list(query: LedgerQuery = {}) {
       const limit = pageSize(query, NAME);
-      const { where, values } = filters(query, oldest());
+      const [oldest, deadOldest] = cutoffs();
+      const { where, values } = filters(query, oldest!, deadOldest!, pack);
       values.push(limit);
       const text = `SELECT entry::text AS entry FROM ${t} WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT $${values.length}`;
       return read((await run<{ entry: string }>('list the records of', text, values)).rows);
     },
+    async remove(ids) {
+      const unique = [...new Set(ids)].map(pack);
+      let removed = 0;
+      for (let i = 0; i < unique.length; i += 1000) {
+        removed += (await run('remove records from', SQL.remove, [unique.slice(i, i + 1000)])).rowCount ?? 0;
+      }
+      return removed;
+    },
   };
-}
-
-const DROP_AT_ONCE = 10_000;
-
-/** The statements of the ledger in the quoted table `t`; `$2` is the oldest `receivedAt` kept. */
-function ledgerStatements(t: string) {
-  const insert = `INSERT INTO ${t} (entry) SELECT e FROM jsonb_array_elements($1::jsonb) AS e ON CONFLICT (id) DO NOTHING RETURNING 1`;
-  // Rows past a bound, oldest first, never an open dead letter, at most DROP_AT_ONCE: a backlog (a
-  // ledger idle past its retention, a lowered bound) drains over several appends rather than timing
-  // each out. SKIP LOCKED: processes trimming at once neither wait nor deadlock. `= ANY(ARRAY(…))`
-  // deletes through the primary key, where `IN (…)` can get a plan that reads the whole table.
-  const drop = (past: string, order: string) =>
-    `DELETE FROM ${t} WHERE id = ANY(ARRAY(
-      SELECT id FROM ${t} WHERE ${past} AND NOT open_dead ORDER BY ${order} LIMIT ${DROP_AT_ONCE} FOR UPDATE SKIP LOCKED))`;
-  // One round trip: insert the batch (a retried batch inserts nothing twice) and drop what is past
-  // the bounds. The deletes see the table as it was before this batch: the count bound lags one batch.
-  // `over` leaves the expired rows to `old`; its `+ 0` keeps the time index, which would have it
-  // read every row the index holds, out of its plan: it walks the primary key from the oldest id.
-  const append = (byCount: boolean) => `
-    WITH old AS (${drop('received_at < $2', 'received_at')}),
-    ${byCount ? `cut AS (SELECT id FROM ${t} ORDER BY id DESC OFFSET $3 LIMIT 1),
-    over AS (${drop('id <= (SELECT id FROM cut) AND received_at + 0 >= $2', 'id')}),` : ''}
-    added AS (${insert})
-    SELECT count(*)::int AS added FROM added`;
-  return {
-    append: append(false),
-    appendTrim: append(true),
-    // `||` replaces top-level fields whole: a new deadLetter replaces the old one, retriedBy and all.
-    update: `UPDATE ${t} SET entry = entry || $2::jsonb WHERE id = $1`,
-    get: `SELECT entry::text AS entry FROM ${t} WHERE id = $2 AND (received_at >= $1 OR open_dead)`,
-  };
-}
-
-/** The WHERE clause of a list: the records still kept, and every filter the query sets (the same as matchesQuery). */
-function filters(q: LedgerQuery, oldest: number) {
-  const where = ['(received_at >= $1 OR open_dead)'];
-  const values: unknown[] = [oldest];
-  const add = (value: unknown, sql: (p: string) => string) => {
-    values.push(typeof value === 'string' ? pack(value) : value);
-    where.push(sql(`$${values.length}`));
-  };
-  if (q.reference !== undefined) add(q.reference, (p) => `reference = ${p}`);
-  if (q.event !== undefined) add(q.event, (p) => `event = ${p}`);
-  if (q.outcome !== undefined) add(q.outcome, (p) => `(outcome = ${p} OR late_outcome = ${p})`);
-  if (q.since !== undefined) add(q.since, (p) => `received_at >= ${p}`);
-  if (q.until !== undefined) add(q.until, (p) => `received_at < ${p}`);
-  if (q.before !== undefined) add(q.before, (p) => `id < ${p}`);
-  if (q.deadLetters === 'all') where.push('dead');
-  // `dead` too, though open_dead implies it: so that the planner takes the dead letters' index.
-  if (q.deadLetters === 'open') where.push('dead AND open_dead');
-  return { where, values };
 }
 
 // jsonb refuses \u0000 and lone surrogates (text cannot hold them), so one such string (a body or

@@ -35,10 +35,10 @@ export interface PostgresStoreOptions {
    * can then lose done records already answered 200. Default true.
    */
   checkDurability?: boolean;
-  /** Keep a delivery ledger (`store.ledger`) in the table `<table>_ledger`: `true`, or its options (default 100,000 records, 7 days). */
+  /** Keep a delivery ledger (`store.ledger`) in the table `<table>_ledger`: `true`, or its options (default 100,000 records and 10,000 refusals, 7 days). */
   ledger?: LedgerOptions | true;
   /**
-   * Delete the rows past their retention from every process, from its first use: a run every hour
+   * Delete the rows past their retention (the ledger's too) from every process, from its first use: a run every hour
    * (the first after a random part of it), in batches of 10,000, at most 100,000 rows a run, one
    * process at a time. `false` if you schedule `store.purgeExpired()` yourself.
    */
@@ -72,7 +72,7 @@ export interface PostgresStore extends Store {
    */
   transactional<E extends PaymentEventName = PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E>;
   /**
-   * Delete every row past its retention (they already read as absent), in batches; returns how
+   * Delete every row past its retention (they already read as absent), the ledger's too, in batches; returns how
    * many. The store already does this every hour (the `purge` option); call it from your own
    * scheduler when you pass `purge: false`, or to purge at once.
    *
@@ -128,7 +128,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       throw error;
     }));
   };
-  const host = { pool, table, timeoutMs, ensureTable };
+  const host = { pool, table, timeoutMs, ensureTable, ...(ledger && { ledger }) };
   const purge = periodicPurge(options.purge, host, options.clock);
 
   let durabilityChecked = options.checkDurability === false;
@@ -149,7 +149,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const store: PostgresStore = {
     pool,
     table: t,
-    ...(ledger && { ledger: postgresLedger(ledger, host) }),
+    ...(ledger && { ledger: postgresLedger(ledger, host, retentionMs) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
       const token = randomUUID();

@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '@payhook/core';
 import type pg from 'pg';
 import type { StoreHost } from './postgres-ledger.js';
-import { quoteTable } from './schema.js';
+import { ledgerTable, quoteTable } from './schema.js';
 import { NAME, positiveMs, storeError } from './store-error.js';
 
 /** The store's periodic purge of the rows past their retention: the `purge` option of `postgresStore()`. */
@@ -49,6 +49,33 @@ function purgeSql(t: string, locked: boolean): string {
     SELECT ${lock} AS got, (SELECT count(*) FROM gone)::int AS deleted`;
 }
 
+/**
+ * The ledger's rows past their retention, as `purgeSql` for the store's table: `$3` is the oldest
+ * `receivedAt` kept, `$4` the oldest kept of an open dead letter (the process's clock, which wrote
+ * `receivedAt`). The appends trim the ledger as it is written; this drops what expires while nobody writes.
+ */
+function ledgerPurgeSql(t: string, locked: boolean): string {
+  const lock = locked ? `(SELECT got FROM lock)` : 'true';
+  const [oldest, deadOldest] = locked ? ['$3', '$4'] : ['$2', '$3'];
+  return `
+    ${locked ? 'WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtext($2)) AS got),' : 'WITH'}
+    gone AS (
+      DELETE FROM ${t} WHERE id = ANY(ARRAY(
+        SELECT id FROM ${t} WHERE received_at < ${oldest} AND (NOT open_dead OR received_at < ${deadOldest}) AND ${lock}
+        ORDER BY received_at LIMIT $1 FOR UPDATE SKIP LOCKED))
+      RETURNING 1)
+    SELECT ${lock} AS got, (SELECT count(*) FROM gone)::int AS deleted`;
+}
+
+/** What a run deletes, in turn: the store's expired rows, then the ledger's when the store keeps one; each with the values after the row limit (and the lock's key). */
+function purges(host: StoreHost, locked: boolean, now: () => number): { text: string; values: () => unknown[] }[] {
+  const claims = { text: purgeSql(quoteTable(host.table).sql, locked), values: () => [] };
+  const { ledger } = host;
+  if (!ledger) return [claims];
+  const values = () => [now() - ledger.retentionMs, now() - ledger.deadLetterRetentionMs];
+  return [claims, { text: ledgerPurgeSql(ledgerTable(host.table).sql, locked), values }];
+}
+
 async function deleteBatch(host: StoreHost, text: string, values: unknown[]): Promise<{ got: boolean; deleted: number }> {
   await host.ensureTable();
   const config = { text, values, query_timeout: Math.max(host.timeoutMs, PURGE_TIMEOUT_MS) } as pg.QueryConfig;
@@ -65,18 +92,20 @@ async function deleteBatch(host: StoreHost, text: string, values: unknown[]): Pr
  */
 export async function purgeExpired(host: StoreHost, { batchSize = DEFAULTS.batchSize } = {}): Promise<number> {
   const size = positiveMs(batchSize, 'batchSize', 'rows');
-  const text = purgeSql(quoteTable(host.table).sql, false);
   let total = 0;
-  for (;;) {
-    let deleted: number;
-    try {
-      ({ deleted } = await deleteBatch(host, text, [size]));
-    } catch (cause) {
-      throw storeError('purge the expired rows of', host.table, cause, host.table);
+  for (const { text, values } of purges(host, false, Date.now)) {
+    for (;;) {
+      let deleted: number;
+      try {
+        ({ deleted } = await deleteBatch(host, text, [size, ...values()]));
+      } catch (cause) {
+        throw storeError('purge the expired rows of', host.table, cause, host.table);
+      }
+      total += deleted;
+      if (deleted < size) break;
     }
-    total += deleted;
-    if (deleted < size) return total;
   }
+  return total;
 }
 
 /**
@@ -95,7 +124,7 @@ export async function purgeExpired(host: StoreHost, { batchSize = DEFAULTS.batch
 export function periodicPurge(option: PurgeOptions | boolean | undefined, host: StoreHost, clock: Clock = systemClock): PeriodicPurge {
   if (option === false) return { start() {}, async stop() {} };
   const { everyMs, batchSize, maxRowsPerRun } = settings(option === true ? {} : option ?? {});
-  const text = purgeSql(quoteTable(host.table).sql, true);
+  const steps = purges(host, true, () => clock.now());
   const lockKey = `@payhook/store-postgres:purge:${host.table}`;
   let state: 'idle' | 'armed' | 'stopped' = 'idle';
   let timer: unknown;
@@ -104,11 +133,15 @@ export function periodicPurge(option: PurgeOptions | boolean | undefined, host: 
 
   async function run(): Promise<void> {
     try {
-      for (let total = 0; total < maxRowsPerRun && state !== 'stopped'; ) {
-        const limit = Math.min(batchSize, maxRowsPerRun - total);
-        const { got, deleted } = await deleteBatch(host, text, [limit, lockKey]);
-        total += deleted;
-        if (!got || deleted < limit) break;
+      // Each step (the store's rows, the ledger's) up to maxRowsPerRun; a run that finds the lock taken ends.
+      steps: for (const { text, values } of steps) {
+        for (let total = 0; total < maxRowsPerRun && state !== 'stopped'; ) {
+          const limit = Math.min(batchSize, maxRowsPerRun - total);
+          const { got, deleted } = await deleteBatch(host, text, [limit, lockKey, ...values()]);
+          total += deleted;
+          if (!got) break steps;
+          if (deleted < limit) break;
+        }
       }
       failing = false;
     } catch (cause) {

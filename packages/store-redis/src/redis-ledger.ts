@@ -1,47 +1,50 @@
-import { isOpenDeadLetter, matchesQuery, pageSize } from '@payhook/core';
+import { failedDoneTtl, isKept, isRefusal, matchesQuery, pageSize } from '@payhook/core';
 import type { Ledger, LedgerEntry, LedgerPatch, LedgerQuery, ledgerSettings } from '@payhook/core';
 import type { Cluster, Redis } from 'ioredis';
-import { APPEND_SCRIPT, LIST_SCRIPT, UPDATE_SCRIPT } from './ledger-scripts.js';
+import { APPEND_SCRIPT, LIST_SCRIPT, REMOVE_SCRIPT, UPDATE_SCRIPT } from './ledger-scripts.js';
 
 const NAME = '[@payhook/store-redis]';
-const DAY = 24 * 60 * 60 * 1000;
-/** Most ids one list call reads, and most records past a bound one append trims beyond twice its batch. */
+/** Most ids one list call reads, one remove call deletes, and most records past a bound one append trims beyond twice its batch. */
 const CHUNK = 1000;
 
 export type RedisLedgerSettings = ReturnType<typeof ledgerSettings>;
 
 type ScriptFn = (...args: (string | number)[]) => Promise<unknown>;
 interface LedgerCommands {
-  payhookLedgerAppendV1: ScriptFn;
-  payhookLedgerUpdateV1: ScriptFn;
-  payhookLedgerListV1: ScriptFn;
+  payhookLedgerAppendV2: ScriptFn;
+  payhookLedgerUpdateV2: ScriptFn;
+  payhookLedgerListV2: ScriptFn;
+  payhookLedgerRemoveV2: ScriptFn;
 }
 const SCRIPTS: Record<keyof LedgerCommands, [string, number]> = {
-  payhookLedgerAppendV1: [APPEND_SCRIPT, 4],
-  payhookLedgerUpdateV1: [UPDATE_SCRIPT, 4],
-  payhookLedgerListV1: [LIST_SCRIPT, 5],
+  payhookLedgerAppendV2: [APPEND_SCRIPT, 5],
+  payhookLedgerUpdateV2: [UPDATE_SCRIPT, 5],
+  payhookLedgerListV2: [LIST_SCRIPT, 6],
+  payhookLedgerRemoveV2: [REMOVE_SCRIPT, 5],
 };
 
 /**
  * The delivery ledger on Redis, beside the store's claims: each record is one string key, indexed
- * by sorted sets (score receivedAt) for every record, each reference, event and outcome, and the
- * dead letters. All keys share the hash tag `{ledger}`, so the scripts run on Redis Cluster.
- * An append is one `EVALSHA` per batch, which also trims what fell past a bound; open dead
- * letters are kept past both bounds and never expire. Needs Redis 5 or later.
+ * by sorted sets (score receivedAt) for every record, each reference, event and outcome, the
+ * dead letters and the refusals. All keys share the hash tag `{ledger}`, so the scripts run on
+ * Redis Cluster. An append is one `EVALSHA` per batch, which also trims what fell past a bound.
+ * A record's key expires when its retention ends (an open dead letter's, deadLetterRetentionMs),
+ * so nothing outlives it even where nobody writes. Needs Redis 5 or later.
  *
  * `ready` waits for the connection (the store's, so a ledger call never sits in an offline queue).
  */
-export function redisLedger(client: Redis | Cluster, prefix: string, settings: RedisLedgerSettings, ready: () => Promise<void>): Ledger {
-  const { maxEntries, retentionMs } = settings;
+export function redisLedger(client: Redis | Cluster, prefix: string, settings: RedisLedgerSettings, ready: () => Promise<void>, storeRetentionMs?: number): Ledger {
+  const { maxEntries, maxRefusals } = settings;
+  const retentionMs = Math.ceil(settings.retentionMs);
+  const deadMs = Math.ceil(settings.deadLetterRetentionMs);
   for (const [name, [lua, numberOfKeys]] of Object.entries(SCRIPTS)) {
     if (typeof (client as unknown as Record<string, unknown>)[name] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
   }
   const scripts = client as unknown as LedgerCommands;
   const base = `${prefix}{ledger}:`;
-  const sets = [`${base}all`, `${base}live`, `${base}dead`, `${base}dead-all`];
-  // Expiry is only a net for a ledger no longer written to: trims keep the bounds, and a margin past
-  // the retention leaves them time to reach each record (and its index entries) before it expires.
-  const ttl = Math.ceil(retentionMs + Math.max(retentionMs, DAY));
+  const sets = [`${base}all`, `${base}live`, `${base}dead`, `${base}dead-all`, `${base}refused`];
+  // Every script gets the client's time: the retention is read by the clock that wrote receivedAt.
+  const common = (now: number) => [...sets, base, now, retentionMs, deadMs];
 
   async function run<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
@@ -49,31 +52,47 @@ export function redisLedger(client: Redis | Cluster, prefix: string, settings: R
       return await fn();
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
-      throw new Error(`${NAME} could not ${what} (${reason}). Check that Redis is running and reachable at the configured URL (REDIS_URL).`, { cause });
+      const fix = /WRONGTYPE/.test(reason) ? 'Delete the key the reason names (it is not one the ledger made), or use another prefix.' : 'Check that Redis is running and reachable at the configured URL (REDIS_URL).';
+      throw new Error(`${NAME} could not ${what} (${reason}). ${fix}`, { cause });
     }
   }
-  const live = (e: LedgerEntry, now: number) => e.receivedAt >= now - retentionMs || isOpenDeadLetter(e);
+  const live = (e: LedgerEntry, now: number) => isKept(e, now, settings);
 
   return {
     body: settings.body,
+    ...(storeRetentionMs !== undefined && { failedDoneTtlMs: failedDoneTtl(storeRetentionMs, settings) }),
     async append(entries) {
       if (entries.length === 0) return;
+      const now = Date.now();
       const args: (string | number)[] = [];
       for (const e of entries) {
         if (!Number.isFinite(e.receivedAt)) {
           throw new TypeError(`${NAME} ledger record ${e.id} has receivedAt ${e.receivedAt}; it must be epoch milliseconds.`);
         }
-        args.push(e.id, e.receivedAt, deadState(e.deadLetter), encode(e));
+        const state = isRefusal(e) ? 'refused' : deadState(e.deadLetter);
+        // Its key lives until its retention ends; a record already past it is not written.
+        const ms = Math.ceil(e.receivedAt + (state === 'open' ? deadMs : retentionMs) - now);
+        if (ms > 0) args.push(e.id, e.receivedAt, state, encode(e), ms);
       }
+      if (args.length === 0) return;
       const budget = Math.max(CHUNK, 2 * entries.length);
       await run(`append ${entries.length} ledger records`, () =>
-        scripts.payhookLedgerAppendV1(...sets, base, ttl, Date.now() - retentionMs, maxEntries, budget, ...args),
+        scripts.payhookLedgerAppendV2(...common(now), now - retentionMs, now - deadMs, maxEntries, maxRefusals, budget, ...args),
       );
     },
     async update(id: string, patch: LedgerPatch) {
       const late = patch.late === undefined ? ['', ''] : [JSON.stringify(patch.late), outcomeKey(patch.late.outcome)];
       const dead = patch.deadLetter === undefined ? ['', ''] : [JSON.stringify(patch.deadLetter), deadState(patch.deadLetter)];
-      await run(`update ledger record ${id}`, () => scripts.payhookLedgerUpdateV1(...sets, base, ttl, id, ...late, ...dead));
+      await run(`update ledger record ${id}`, () => scripts.payhookLedgerUpdateV2(...common(Date.now()), id, ...late, ...dead));
+    },
+    async remove(ids) {
+      const unique = [...new Set(ids)];
+      let removed = 0;
+      for (let i = 0; i < unique.length; i += CHUNK) {
+        const chunk = unique.slice(i, i + CHUNK);
+        removed += Number(await run(`remove ${chunk.length} ledger records`, () => scripts.payhookLedgerRemoveV2(...common(Date.now()), ...chunk)));
+      }
+      return removed;
     },
     async get(id: string) {
       const value = await run(`read ledger record ${id}`, () => client.get(`${base}e:${id}`));
@@ -93,7 +112,7 @@ export function redisLedger(client: Redis | Cluster, prefix: string, settings: R
       let count = limit;
       for (;;) {
         const rows = (await run('list the ledger', () =>
-          scripts.payhookLedgerListV1(...sets, index, base, ttl, max, min, offset, count, before),
+          scripts.payhookLedgerListV2(...sets, index, base, now, retentionMs, deadMs, max, min, offset, count, before),
         )) as (string | null)[];
         const last = rows.length > 0 ? rows[rows.length - 2]! : max;
         // Members read at the last score: the next read starts at that score, past them.

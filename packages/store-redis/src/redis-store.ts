@@ -30,7 +30,7 @@ export interface RedisStoreOptions {
   checkDurability?: boolean;
   /**
    * Keep a delivery ledger beside the claims (`store.ledger`): `true` for the defaults (bodies
-   * kept, 100,000 records, 7 days), or bounds of your own. Its keys share the hash tag `{ledger}`.
+   * kept, 100,000 records and 10,000 refusals, 7 days), or bounds of your own. Its keys share the hash tag `{ledger}`.
    */
   ledger?: LedgerOptions | true;
 }
@@ -147,7 +147,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     client,
-    ...(ledger && { ledger: redisLedger(client, prefix, ledger, ready) }),
+    ...(ledger && { ledger: redisLedger(client, prefix, ledger, ready, retentionMs) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
       const token = randomUUID();

@@ -1,8 +1,8 @@
-import { TAKES_BYTES, textOf, type DeadLetter, type Ledger, type LedgerEntry, type LedgerPatch, type LedgerSource } from '../ledger.js';
+import { TAKES_BYTES, type Ledger, type LedgerEntry, type LedgerPatch, type LedgerSource } from '../ledger.js';
+import { entryOf, messageOf, refused, withBody } from './ledger-record.js';
 import type { Log } from '../logger.js';
 import type { RawBody } from '../signature.js';
 import type { DeliveryReport } from './outcome.js';
-
 
 /** What the receiver knows of a delivery beyond its report: set as the pipeline goes, read once it is answered. */
 export interface Trace {
@@ -37,17 +37,25 @@ const BATCH = 256;
 const MAX_BATCH = 1000;
 /** Past this many records waiting for a ledger that fell behind, new ones are dropped and counted. */
 const MAX_PENDING = 10_000;
+/** Refusals (unsigned or unreadable requests) recorded per minute of the receiver's clock, at most; the rest are counted. */
+export const REFUSALS_PER_MINUTE = 600;
+const MINUTE = 60_000;
+/** Records refused one after another, each on its own, after which the store is taken for down. */
+const DOWN_AFTER = 3;
 
 /**
  * Writes the ledger off the delivery's path: records wait in a list and go to the ledger in one
  * `append` per batch, after the answer; while a write is in flight, the next batch gathers. A
- * ledger that fails or falls behind costs records, logged, never a delivery.
+ * ledger that fails or falls behind costs records, logged, never a delivery; a record the store
+ * refuses costs only itself (the batch is written again one record at a time). Refusals, which
+ * anyone can send, are recorded at most REFUSALS_PER_MINUTE a minute.
  */
 export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number): LedgerWriter {
   let entries: Pending[] = [];
   let patches: { id: string; patch: LedgerPatch }[] = [];
   let dropped = 0;
   let flushing: Promise<void> | undefined;
+  let window = { start: -Infinity, recorded: 0, skipped: 0 };
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let done: (() => void) | undefined;
@@ -72,12 +80,12 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
       // Late outcomes wait until their records are written.
       const updates = entries.length === 0 ? patches : [];
       if (updates === patches) patches = [];
+      if (batch.length > 0) await write(await Promise.all(batch.map(record)));
       try {
-        if (batch.length > 0) await ledger.append(ledger.body === 'hash' ? await Promise.all(batch.map(hashed)) : batch.map(kept));
         // Each record has at most one patch here (its late outcome), so they go together.
         if (updates.length > 0) await Promise.all(updates.map(({ id, patch }) => ledger.update(id, patch)));
       } catch (error) {
-        log.write('error', { err: error, records: batch.length + updates.length }, `[@payhook/core] the ledger could not record ${batch.length + updates.length} deliveries; they are missing from it (the deliveries themselves were answered as usual). Check the store's connection.`);
+        lost(updates.length, error);
       }
       if (dropped > 0) {
         log.write('warn', { dropped }, `[@payhook/core] the ledger fell ${MAX_PENDING} records behind and dropped ${dropped}; the store is too slow for this load.`);
@@ -86,28 +94,61 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
     }
     flushing = undefined;
   }
-  const bytes = TAKES_BYTES.has(ledger);
-  const kept = ({ trace, r }: Pending): LedgerEntry => {
-    const e = entryOf(trace, r, now);
-    if (trace.body === undefined) return e;
-    if (bytes) e.raw = trace.body;
-    else {
-      const text = textOf(trace.body);
-      e.body = text.body;
-      e.bodyEncoding = text.bodyEncoding;
+  /** One append for the batch; if the store refuses it, one per record, so one bad record costs only itself. */
+  async function write(records: LedgerEntry[]): Promise<void> {
+    try {
+      await ledger.append(records);
+      return;
+    } catch (error) {
+      if (records.length === 1) return lost(1, error);
     }
-    return e;
-  };
-  const hashed = async ({ trace, r }: Pending): Promise<LedgerEntry> => {
-    const e = entryOf(trace, r, now);
-    if (trace.body !== undefined) e.bodySha256 = await sha256(trace.body);
-    return e;
-  };
+    let refusedCount = 0;
+    let inARow = 0;
+    let reason: unknown;
+    for (let i = 0; i < records.length; i++) {
+      try {
+        await ledger.append([records[i]!]);
+        inARow = 0;
+      } catch (error) {
+        reason = error;
+        refusedCount += 1;
+        inARow += 1;
+        // Refused one after another: the store is down, not the records bad; the rest are not tried.
+        if (inARow === DOWN_AFTER || refusedCount === records.length) {
+          if (refusedCount > inARow) refusedLog(refusedCount - inARow, records.length, reason);
+          return lost(inARow + records.length - i - 1, error);
+        }
+      }
+    }
+    if (refusedCount > 0) refusedLog(refusedCount, records.length, reason);
+  }
+  const lost = (count: number, error: unknown) =>
+    log.write('error', { err: error, records: count }, `[@payhook/core] the ledger could not record ${count} deliveries; they are missing from it (the deliveries themselves were answered as usual). Check the store's connection.`);
+  const refusedLog = (count: number, of: number, error: unknown) =>
+    log.write('error', { err: error, records: count }, `[@payhook/core] the ledger refused ${count} of ${of} records written together (${messageOf(error)}); they are missing from it, the others were written. The deliveries were answered as usual; the reason says what the store would not take.`);
+
+  const bytes = TAKES_BYTES.has(ledger);
+  const record = ({ trace, r }: Pending) => withBody(entryOf(trace, r, now), trace.body, ledger.body, bytes);
   const full = () => entries.length + patches.length >= MAX_PENDING && ++dropped > 0;
+  /** Whether a refusal is over this minute's share; says how many were skipped once the minute is over. */
+  const overShare = (isRefusal: boolean): boolean => {
+    if (!isRefusal && window.skipped === 0) return false;
+    const t = now();
+    if (!(t >= window.start && t < window.start + MINUTE)) {
+      if (window.skipped > 0) {
+        log.write('warn', { skipped: window.skipped }, `[@payhook/core] ${window.skipped} refused deliveries (unsigned or unreadable requests) were not recorded in the ledger in the minute from ${new Date(window.start).toISOString()}: it records at most ${REFUSALS_PER_MINUTE} a minute, so that a flood of them costs the store nothing. They were answered as usual.`);
+      }
+      window = { start: t, recorded: 0, skipped: 0 };
+    }
+    if (!isRefusal) return false;
+    if (window.recorded < REFUSALS_PER_MINUTE) return (window.recorded += 1), false;
+    window.skipped += 1;
+    return true;
+  };
 
   return {
     answered(trace, r) {
-      if (full()) return;
+      if (overShare(refused(trace)) || full()) return;
       entries.push({ trace, r });
       schedule();
     },
@@ -121,62 +162,3 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
     idle: () => flushing ?? Promise.resolve(),
   };
 }
-
-/** Why a delivery goes to the dead letters at its answer, if it does. */
-function deadLetterOf(r: DeliveryReport, source: LedgerSource): DeadLetter['reason'] | undefined {
-  if (r.outcome === 'rejected') return 'rejected';
-  if (source === 'reconcile' && r.outcome === 'failed') return 'reconcile-failed';
-  return undefined;
-}
-
-/**
- * The record, every field in one literal (absent ones undefined, which JSON leaves out), so that
- * all records share one shape. `raw` is for a ledger that takes the bytes (TAKES_BYTES).
- */
-function entryOf(trace: Trace, r: DeliveryReport, now: () => number): LedgerEntry & { raw?: RawBody } {
-  // A refused or unreadable delivery still names its reference, so a query for it finds why (unverified: see `signature`).
-  const names = r.reference === undefined && trace.body !== undefined ? namesIn(trace.body) : r;
-  const reason = deadLetterOf(r, trace.source);
-  return {
-    id: trace.id,
-    receivedAt: trace.receivedAt,
-    source: trace.source,
-    reference: names.reference,
-    event: names.event,
-    dedupeKey: r.dedupeKey,
-    outcome: r.outcome,
-    status: r.status,
-    durationMs: r.durationMs ?? 0,
-    attempt: r.attempt,
-    signature: trace.verified === undefined ? 'not-checked' : trace.verified ? 'valid' : 'invalid',
-    secretIndex: r.secretIndex,
-    signatureHeader: typeof trace.signatureHeader === 'string' ? trace.signatureHeader : undefined,
-    body: undefined,
-    bodyEncoding: undefined,
-    bodySha256: undefined,
-    raw: undefined,
-    error: r.error === undefined ? undefined : messageOf(r.error),
-    deadLetter: reason === undefined ? undefined : { reason, at: now() },
-    replayOf: trace.replayOf,
-    forced: trace.replayOf === undefined ? undefined : trace.forced === true,
-  };
-}
-
-function namesIn(body: RawBody): Pick<LedgerEntry, 'reference' | 'event'> {
-  try {
-    const value: unknown = JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body));
-    if (typeof value !== 'object' || value === null) return {};
-    const { reference, event } = value as Record<string, unknown>;
-    return { ...(typeof reference === 'string' && { reference }), ...(typeof event === 'string' && { event }) };
-  } catch {
-    return {};
-  }
-}
-
-async function sha256(body: RawBody): Promise<string> {
-  const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

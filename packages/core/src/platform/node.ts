@@ -1,7 +1,8 @@
 import { Buffer } from 'node:buffer';
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { DeliveryReport } from '../pipeline/outcome.js';
+import type { RawBody } from '../signature.js';
 import type { SyncHmac } from './platform.js';
 
 const UPPER_HEX = /[A-F]/;
@@ -17,6 +18,9 @@ export const syncHmac: SyncHmac | null = {
     return bytes.length === 32 && !UPPER_HEX.test(hex) ? bytes : undefined;
   },
 };
+
+/** Hex SHA-256, synchronous: a refused body is hashed in about 1 ms per MiB, with no promise per record. */
+export const sha256Hex: ((body: RawBody) => string) | null = (body) => createHash('sha256').update(body).digest('hex');
 
 /** A timer set while one request is handled may fire after it has been answered: one timer can serve every delivery. */
 export const timersOutliveRequests = true;

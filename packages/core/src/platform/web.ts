@@ -1,8 +1,12 @@
 import type { DeliveryReport } from '../pipeline/outcome.js';
+import type { RawBody } from '../signature.js';
 import type { SyncHmac } from './platform.js';
 
 /** Workers, edge functions and browsers: no synchronous HMAC; signatures go through Web Crypto. */
 export const syncHmac: SyncHmac | null = null;
+
+/** No synchronous hash: bodies are hashed with Web Crypto. */
+export const sha256Hex: ((body: RawBody) => string) | null = null;
 
 /** workerd cancels a request's timers once it is answered: each delivery sets its own budget timer. */
 export const timersOutliveRequests = false;
