@@ -1,4 +1,6 @@
-import type { LedgerEntry } from './ledger.js';
+import { queuedKey } from './handoff.js';
+import { bytesOf, type LedgerEntry } from './ledger.js';
+import { Malformed, parseEvent } from './pipeline/parse.js';
 import type { DeliveryReport } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
 
@@ -18,7 +20,9 @@ const NAME = '[@payhook/core]';
 const SETTLED = new Set(['processed', 'queued', 'duplicate', 'ignored', 'rejected']);
 
 /**
- * Retry dead letters through the receiver, oldest first: each is replayed from its stored bytes,
+ * Retry dead letters through the receiver, oldest first: each is replayed as `receiver.replay`
+ * does it (a webhook's stored bytes checked against its signature again; a reconciled event read
+ * again from the service through the receiver's `client`; a refused delivery never runs),
  * forced when its event is done as failed (a handler threw NonRetriableError), not forced
  * otherwise, so an event that was processed since answers `duplicate` and runs no handler twice.
  * A dead letter whose replay settles is closed (`deadLetter.retriedBy` names the replay).
@@ -34,7 +38,8 @@ export async function retryDeadLetters(receiver: Receiver, options: { ids?: read
     : (await ledger.list({ deadLetters: 'open', limit: options.limit ?? 1000 })).reverse();
   const results: DeadLetterRetry[] = [];
   for (const letter of letters) {
-    const record = letter.dedupeKey === undefined ? undefined : await receiver.store.get(letter.dedupeKey);
+    const key = keyOf(receiver, letter);
+    const record = key === undefined ? undefined : await receiver.store.get(key);
     const forced = record?.state === 'done' && record.outcome === 'failed';
     const report = await receiver.replay(letter.id, { force: forced });
     const closed = SETTLED.has(report.outcome) && report.deliveryId !== undefined;
@@ -42,6 +47,22 @@ export async function retryDeadLetters(receiver: Receiver, options: { ids?: read
     results.push({ id: letter.id, report, forced, closed });
   }
   return results;
+}
+
+/**
+ * The letter's dedupe key, if its body names that event: forcing a replay rests on the store's
+ * record of the event the replay will run (whose bytes are checked again, or which the service
+ * vouches for), never on a key the ledger record alone asserts.
+ */
+function keyOf(receiver: Receiver, letter: LedgerEntry): string | undefined {
+  let event: ReturnType<typeof parseEvent> | undefined;
+  try {
+    const bytes = letter.dedupeKey === undefined ? undefined : bytesOf(letter);
+    event = bytes === undefined ? undefined : parseEvent(bytes);
+  } catch {} // base64 that is not: the replay says so
+  if (event === undefined || event instanceof Malformed) return undefined;
+  const key = receiver.dedupeKey(event);
+  return letter.dedupeKey === key || letter.dedupeKey === queuedKey(key) ? letter.dedupeKey : undefined;
 }
 
 function openLetter(id: string, entry: LedgerEntry | undefined): LedgerEntry {

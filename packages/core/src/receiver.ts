@@ -189,8 +189,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   };
   const replays = writer && createReplay(ledger!, writer, {
     signed: (delivery, trace) => pipeline(delivery, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
-    unsigned: (event, trace) => runEvent(event, null, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
+    unsigned: (event, trace, record) => runEvent(event, null, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', record, trace }),
+    refused: (r, trace) => finish(r, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
     trace: (replayOf, forced) => ({ ...traceOf(o.clock.now(), 'replay')!, replayOf, forced }),
+    client: o.client,
   });
 
   const receiver: Receiver = {

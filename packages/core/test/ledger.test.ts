@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type Ledger, type LedgerEntry } from '../src/index.js';
@@ -37,7 +38,10 @@ describe('the ledger', () => {
     expect(first.signatureHeader).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(dup).toMatchObject({ outcome: 'duplicate', signature: 'valid' });
     expect(bad).toMatchObject({ signature: 'invalid', status: 401 });
-    expect(bad.body).toBe(first.body);
+    // A refusal keeps no body: its SHA-256 and a printable prefix only.
+    expect(bad.body).toBeUndefined();
+    expect(bad.bodySha256).toBe(createHash('sha256').update(first.body!).digest('hex'));
+    expect(bad.bodyPrefix).toBe(first.body!.slice(0, 64));
     expect(runs).toBe(1);
     expect((await ledger.list({ reference: 'L1' })).length).toBe(3);
   });
@@ -139,11 +143,13 @@ describe('the ledger', () => {
     await expect(receiver.replay(entry!.id)).rejects.toThrow(/recorded without its body \(ledger body: 'hash'\)/);
   });
 
-  it('records a reconcile that could not run as a dead letter, and replays it without a signature', async () => {
+  it('records a reconcile that could not run as a dead letter; never signed, it is not retried without a client to read it again', async () => {
     const { ledger, receiver } = setup();
     let fixed = false;
+    let runs = 0;
     receiver.on('payment.refunded', () => {
       if (!fixed) throw new Error('db down');
+      runs += 1;
     });
     const event = createEvent('payment.refunded', { reference: 'L6' });
     expect((await receiver.dispatch(event)).outcome).toBe('failed');
@@ -151,8 +157,12 @@ describe('the ledger', () => {
     const [dead] = await ledger.list({ deadLetters: 'open' });
     expect(dead).toMatchObject({ source: 'reconcile', signature: 'not-checked', deadLetter: { reason: 'reconcile-failed' } });
     fixed = true;
+    // Its JSON is only what the ledger holds: a replay reads the event from the service (test/ledger/replay-trust.test.ts).
     const [retry] = await retryDeadLetters(receiver);
-    expect(retry).toMatchObject({ forced: false, closed: true, report: { outcome: 'processed', source: 'replay' } });
+    expect(retry).toMatchObject({ forced: false, closed: false, report: { outcome: 'verify-unavailable', source: 'replay' } });
+    expect((retry!.report.error as Error).message).toMatch(/^\[@payhook\/core\] delivery \S+ was not replayed: .*no client\. Configure one/);
+    expect(runs).toBe(0);
+    expect(await ledger.list({ deadLetters: 'open' })).toHaveLength(1);
   });
 
   it('costs no delivery when the ledger fails: the answer stands and the log says what is missing', async () => {
@@ -163,6 +173,7 @@ describe('the ledger', () => {
       update: async () => {},
       get: async () => undefined,
       list: async () => [],
+      remove: async () => 0,
     };
     const store = { ...memoryStore(), ledger: broken };
     const receiver = createReceiver({ secret, store, logger: { info() {}, warn() {}, error: (_f: unknown, m: string) => void errors.push(m) } }).on('payment.success', () => {});
