@@ -5,6 +5,7 @@
 //      plain    a receiver with no ledger whose diagnosis budget is spent: verify, then 401
 //      refused  the defaults a merchant runs: a memory ledger recording the refusal, budget spent
 //      hinted   every refusal diagnosed (its budget never spent): the bounded transforms alone
+//      recorded every refusal diagnosed and recorded in the memory ledger (both budgets never spent)
 //    CPU time (process.cpuUsage) per delivery, the rows interleaved in chunks.
 // 2. The flood: a receiver on toNodeListener in a child process; 24 connections post 7 KB nested
 //    arrays under well-formed wrong signatures for FLOOD_SECONDS while honest signed deliveries
@@ -46,28 +47,40 @@ const clockAt = (leap) => {
   let t = Date.UTC(2026, 10, 26);
   return { now: () => (leap ? (t += 60_000) : t), setTimeout: core.systemClock.setTimeout, clearTimeout: core.systemClock.clearTimeout };
 };
+// BENCH_BEFORE=<a checkout's packages/core/dist> adds the same receiver built from another commit (32b8e03, before issue 30).
+const before = process.env.BENCH_BEFORE && (await import(pathToFileURL(path.join(process.env.BENCH_BEFORE, 'index.js')).href));
+const beforeAdapter = before && (await import(pathToFileURL(path.join(process.env.BENCH_BEFORE, 'adapter.js')).href));
 const rows = {
   plain: () => core.createReceiver({ secret: SECRET, logger: silent, clock: clockAt(false) }),
   refused: () => core.createReceiver({ secret: SECRET, logger: silent, clock: clockAt(false), store: core.memoryStore({ ledger: true, warn: false }) }),
   hinted: () => core.createReceiver({ secret: SECRET, logger: silent, clock: clockAt(true) }),
+  recorded: () => core.createReceiver({ secret: SECRET, logger: silent, clock: clockAt(true), store: core.memoryStore({ ledger: true, warn: false }) }),
+  ...(before && { before: () => Object.assign(before.createReceiver({ secret: SECRET, logger: silent, store: before.memoryStore({ ledger: true, warn: false }) }), { old: true }) }),
 };
 
-async function cpuPerRefusal(body, iterations) {
-  const processes = Object.fromEntries(Object.entries(rows).map(([k, make]) => [k, adapterOf(make().onAny(silent)).process]));
+/** CPU time per delivery of each row: 10 rounds, each row running for about CHUNK_MS of wall time per round, interleaved. */
+const CHUNK_MS = 150;
+async function cpuPerRefusal(body) {
+  const processes = Object.fromEntries(Object.entries(rows).map(([k, make]) => {
+    const receiver = make().onAny(silent);
+    return [k, (receiver.old ? beforeAdapter.adapterOf : adapterOf)(receiver).process];
+  }));
   const delivery = { method: 'POST', signature: WRONG, body: typeof body === 'string' ? new TextEncoder().encode(body) : body };
   const samples = Object.fromEntries(Object.keys(rows).map((k) => [k, []]));
   // Warm up, and spend the budgets of the standing clocks.
-  for (const p of Object.values(processes)) for (let i = 0; i < 20; i++) await p(delivery);
-  const per = Math.max(5, Math.floor(iterations / 10));
-  for (let chunk = 0; chunk < 10; chunk++) {
+  for (const p of Object.values(processes)) for (let i = 0; i < 10; i++) await p(delivery);
+  for (let round = 0; round < 10; round++) {
     for (const [k, p] of Object.entries(processes)) {
       const start = process.cpuUsage();
-      for (let i = 0; i < per; i++) {
+      const until = performance.now() + CHUNK_MS;
+      let n = 0;
+      do {
         const r = await p(delivery);
         if (r.status !== 401) throw new Error(`[bench] ${k}: ${r.status}`);
-      }
+        n++;
+      } while (performance.now() < until);
       const used = process.cpuUsage(start);
-      samples[k].push(((used.user + used.system) * 1000) / per);
+      samples[k].push(((used.user + used.system) * 1000) / n);
     }
   }
   return Object.fromEntries(Object.entries(samples).map(([k, s]) => [k, median(s)]));
@@ -75,12 +88,13 @@ async function cpuPerRefusal(body, iterations) {
 
 const fmt = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`);
 console.log(`node ${process.version}; CPU time per refused delivery (median of 10 interleaved chunks)`);
-console.log('| body | plain 401 | refused (defaults, memory ledger) | refused/plain | examined every time (no budget) | examined/plain |');
-console.log('|---|---|---|---|---|---|');
+const beforeHead = before ? ' before (32b8e03, defaults) | before/plain |' : '';
+console.log(`| body | plain 401 | refused (defaults, memory ledger) | refused/plain | examined every time (no budget) | examined/plain | examined and recorded every time | recorded/plain |${beforeHead}`);
+console.log(`|---|---|---|---|---|---|---|---|${before ? '---|---|' : ''}`);
 for (const [name, body] of Object.entries(bodies)) {
-  const iterations = body.length > 100_000 ? 200 : body.length > 10_000 ? 2000 : 10_000;
-  const r = await cpuPerRefusal(body, iterations);
-  console.log(`| ${name} | ${fmt(r.plain)} | ${fmt(r.refused)} | ${(r.refused / r.plain).toFixed(2)}x | ${fmt(r.hinted)} | ${(r.hinted / r.plain).toFixed(1)}x |`);
+  const r = await cpuPerRefusal(body);
+  const old = before ? ` ${fmt(r.before)} | ${(r.before / r.plain).toFixed(1)}x |` : '';
+  console.log(`| ${name} | ${fmt(r.plain)} | ${fmt(r.refused)} | ${(r.refused / r.plain).toFixed(2)}x | ${fmt(r.hinted)} | ${(r.hinted / r.plain).toFixed(2)}x | ${fmt(r.recorded)} | ${(r.recorded / r.plain).toFixed(2)}x |${old}`);
 }
 
 // 2. ------------------------------------------------------------------------ the flood

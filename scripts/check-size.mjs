@@ -27,13 +27,17 @@ import { build } from 'esbuild';
  * root and createReceiver raised to 155 and 152 (issue 18): the ledger's writer, replay, the
  * memory ledger, the wait of a copy for its running event and the ordering guard added 11 KiB
  * of core's own code (createReceiver 132.8 -> 144.1 KiB, root 135.7 -> 147.3 KiB; zod unchanged).
+ * root and createReceiver raised to 175 and 170 (issue 30): refusals recorded as metadata with
+ * their own bound, the one-record-at-a-time fallback, erase, replay's re-read from the service,
+ * the bounded diagnosis and the crash guard added 9 KiB, most of it error and log text
+ * (createReceiver 146.4 -> 154.0 KiB, root 149.6 -> 158.9 KiB; zod unchanged).
  */
 const ENTRIES = [
   {
     name: 'root',
     label: "export * from '@payhook/core'",
     code: "export * from '@payhook/core';",
-    budgetKiB: 155,
+    budgetKiB: 175,
   },
   {
     name: 'verify-only',
@@ -46,7 +50,7 @@ const ENTRIES = [
     name: 'createReceiver',
     label: "export { createReceiver } from '@payhook/core'",
     code: "export { createReceiver } from '@payhook/core';",
-    budgetKiB: 152,
+    budgetKiB: 170,
   },
 ];
 

@@ -37,7 +37,7 @@ describe('a body no step foresaw, under a well-formed signature header', () => {
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const post = (body: string | Uint8Array, signature = WELL_FORMED) =>
+  const post = (body: string | Uint8Array<ArrayBuffer>, signature = WELL_FORMED) =>
     fetch(url, { method: 'POST', body, headers: { 'x-service-signature': signature } }).then(async (r) => [r.status, await r.text()]);
 
   it.each([
@@ -59,7 +59,7 @@ describe('a body no step foresaw, under a well-formed signature header', () => {
 
   it('huge numbers, long strings, invalid UTF-8 and a BOM: each a bare 401, nothing run', async () => {
     const before = runs();
-    const bodies: (string | Uint8Array)[] = [
+    const bodies: (string | Uint8Array<ArrayBuffer>)[] = [
       `{"amount":1${'0'.repeat(5000)}}`,
       `{"reference":"${'x'.repeat(200_000)}"}`,
       new Uint8Array([0x7b, 0xff, 0xfe, 0xc0, 0x80, 0x7d]),
