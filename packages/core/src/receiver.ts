@@ -20,6 +20,7 @@ import { ledgerId } from './ledger.js';
 import { createLedgerWriter, type Trace } from './pipeline/ledger-writer.js';
 import { createReplay, type ReplayOptions } from './replay.js';
 import { createOrderGuard } from './pipeline/order-guard.js';
+import { perMinute, REFUSALS_PER_MINUTE } from './per-minute.js';
 
 export interface Receiver {
   /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
@@ -110,7 +111,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const writer = ledger && createLedgerWriter(ledger, o.log, () => o.clock.now());
   // Late outcomes (after a 202) reach the ledger too, as an update of the delivery's record.
   if (writer) settings.report = (r) => (r.late && writer.late(r), report(r));
-  const finish = (r: DeliveryReport, run: Run) => {
+  // Refusals (anyone can send them) get a share of log lines a minute; a minute that skipped some says so once.
+  const mayLogRefusal = perMinute(REFUSALS_PER_MINUTE, () => o.clock.now(), (skipped, since) =>
+    o.log.write('warn', { skipped }, `[@payhook/core] ${skipped} more refused deliveries (401, 405, 408, 413, unreadable uploads) were not logged in the minute from ${new Date(since).toISOString()}: at most ${REFUSALS_PER_MINUTE} a minute are, so that a flood of them costs your logs little. Metrics count every one.`),
+  );
+  const finish = (r: DeliveryReport, run: Run, refusal = false) => {
     // Only answers to the service count for the loop watch; a reconcile or a replay has no deadline.
     if (run.budgetMs !== Infinity) watch.answered();
     r.durationMs = o.clock.now() - run.startedAt;
@@ -118,14 +123,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       r.deliveryId = run.trace.id;
       writer!.answered(run.trace, r);
     }
-    return answerOf(report(r));
+    return answerOf(report(r, refusal && !mayLogRefusal()));
   };
   const traceOf = (startedAt: number, source: Trace['source']): Trace | undefined =>
     writer && { id: ledgerId(startedAt), receivedAt: startedAt, source };
 
   function pipeline(delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
-    if (isReport(body)) return finish(body, run);
+    if (isReport(body)) return finish(body, run, run.source === 'webhook');
     if (run.trace) {
       run.trace.body = body;
       run.trace.signatureHeader = delivery.signature;
@@ -139,8 +144,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const { signature: header, signatureHeaderSeen } = delivery;
       // The diagnosis only adds to the log line: the answer is the bare 401 whatever it finds, or if it fails.
       return diagnose(v, { body, header, signatureHeaderSeen }).then(
-        (d) => finish({ ...d, ...reportOf('unauthorized') }, run),
-        () => finish(reportOf('unauthorized'), run),
+        (d) => finish({ ...d, ...reportOf('unauthorized') }, run, run.source === 'webhook'),
+        () => finish(reportOf('unauthorized'), run, run.source === 'webhook'),
       );
     }
     const event = parseEvent(body);

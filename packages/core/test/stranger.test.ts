@@ -7,6 +7,7 @@ import { createEvent, manualClock, signedBody } from '@payhook/testing';
 import { createReceiver, sign, signAsync, verifySignature, verifySignatureAsync, type DeliveryReport, type ReceiverOptions } from '../src/index.js';
 import { toNodeListener } from '../src/node.js';
 import { createDiagnosis, HINTS_PER_MINUTE } from '../src/pipeline/diagnose.js';
+import { REFUSALS_PER_MINUTE } from '../src/per-minute.js';
 
 /**
  * What a stranger without the secret can make of a receiver (issue 30): a body no step foresaw,
@@ -109,6 +110,23 @@ describe('the diagnosis of refused signatures', () => {
       await receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body: pretty, headers: { 'x-service-signature': WELL_FORMED } }));
       expect(lines.at(-1)!.fields.hints).toContain('secret-whitespace');
     }
+  });
+});
+
+describe('the log of refused deliveries', () => {
+  it(`logs at most ${REFUSALS_PER_MINUTE} refusals a minute, says once how many it did not, and still logs every accepted delivery`, async () => {
+    const clock = manualClock();
+    const { receiver, lines } = logged({ clock });
+    const refuse = () => receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body: '{}', headers: { 'x-service-signature': WELL_FORMED } }));
+    for (let i = 0; i < REFUSALS_PER_MINUTE + 40; i++) await refuse();
+    const body = JSON.stringify(createEvent('payment.success'));
+    await receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body, headers: { 'x-service-signature': sign(body, secret) } }));
+    const count = (outcome: string) => lines.filter((l) => l.fields.outcome === outcome).length;
+    expect([count('unauthorized'), count('processed')]).toEqual([REFUSALS_PER_MINUTE, 1]);
+    await clock.advance(60_000);
+    await refuse();
+    expect(lines.at(-2)).toMatchObject({ level: 'warn', fields: { skipped: 40 }, message: expect.stringMatching(/^\[@payhook\/core\] 40 more refused deliveries .* were not logged in the minute from /) });
+    expect(lines.at(-1)!.fields.outcome).toBe('unauthorized');
   });
 });
 

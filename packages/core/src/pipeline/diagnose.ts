@@ -1,4 +1,5 @@
 import type { Awaitable } from '../maybe-async.js';
+import { perMinute } from '../per-minute.js';
 import { SIGNATURE_PREFIX as PREFIX, type RawBody, type VerifyResult } from '../signature.js';
 
 /** Why a signature was refused: no header, not the service's form, no secret matched, or no usable secret. */
@@ -43,7 +44,6 @@ const DIAGNOSE_MAX_DEPTH = 16;
  * A misconfigured receiver is refused every delivery, so the first few a minute say why.
  */
 export const HINTS_PER_MINUTE = 5;
-const MINUTE = 60_000;
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 
 /** The defect of a header the verifier called malformed. */
@@ -66,16 +66,7 @@ export function headerDefect(header: unknown): HeaderDefect {
 export function createDiagnosis(s: DiagnoseSettings): (verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput) => Promise<SignatureDiagnosis> {
   // A secret padded with whitespace is a fact of the configuration: known once, free to report.
   const padded = s.secrets.some((secret) => secret.trim() !== secret && secret.trim() !== '');
-  let minute = -1;
-  let examined = 0;
-  const mayExamine = () => {
-    const m = Math.floor(s.now() / MINUTE);
-    if (m !== minute) {
-      minute = m;
-      examined = 0;
-    }
-    return examined++ < HINTS_PER_MINUTE;
-  };
+  const mayExamine = perMinute(HINTS_PER_MINUTE, s.now);
   return async (verdict, input) => {
     if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
     if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined) return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };

@@ -1,6 +1,9 @@
 import { TAKES_BYTES, type Ledger, type LedgerEntry, type LedgerPatch, type LedgerSource } from '../ledger.js';
 import { entryOf, messageOf, refused, withBody } from './ledger-record.js';
 import type { Log } from '../logger.js';
+import { perMinute, REFUSALS_PER_MINUTE } from '../per-minute.js';
+
+export { REFUSALS_PER_MINUTE };
 import type { RawBody } from '../signature.js';
 import type { DeliveryReport } from './outcome.js';
 
@@ -37,9 +40,6 @@ const BATCH = 256;
 const MAX_BATCH = 1000;
 /** Past this many records waiting for a ledger that fell behind, new ones are dropped and counted. */
 const MAX_PENDING = 10_000;
-/** Refusals (unsigned or unreadable requests) recorded per minute of the receiver's clock, at most; the rest are counted. */
-export const REFUSALS_PER_MINUTE = 600;
-const MINUTE = 60_000;
 /** Records refused one after another, each on its own, after which the store is taken for down. */
 const DOWN_AFTER = 3;
 
@@ -55,7 +55,6 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
   let patches: { id: string; patch: LedgerPatch }[] = [];
   let dropped = 0;
   let flushing: Promise<void> | undefined;
-  let window = { start: -Infinity, recorded: 0, skipped: 0 };
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   let done: (() => void) | undefined;
@@ -130,25 +129,14 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
   const bytes = TAKES_BYTES.has(ledger);
   const record = ({ trace, r }: Pending) => withBody(entryOf(trace, r, now), trace.body, ledger.body, bytes);
   const full = () => entries.length + patches.length >= MAX_PENDING && ++dropped > 0;
-  /** Whether a refusal is over this minute's share; says how many were skipped once the minute is over. */
-  const overShare = (isRefusal: boolean): boolean => {
-    if (!isRefusal && window.skipped === 0) return false;
-    const t = now();
-    if (!(t >= window.start && t < window.start + MINUTE)) {
-      if (window.skipped > 0) {
-        log.write('warn', { skipped: window.skipped }, `[@payhook/core] ${window.skipped} refused deliveries (unsigned or unreadable requests) were not recorded in the ledger in the minute from ${new Date(window.start).toISOString()}: it records at most ${REFUSALS_PER_MINUTE} a minute, so that a flood of them costs the store nothing. They were answered as usual.`);
-      }
-      window = { start: t, recorded: 0, skipped: 0 };
-    }
-    if (!isRefusal) return false;
-    if (window.recorded < REFUSALS_PER_MINUTE) return (window.recorded += 1), false;
-    window.skipped += 1;
-    return true;
-  };
+  // Refusals past this minute's share are not recorded; a minute that skipped some says so once.
+  const shareLeft = perMinute(REFUSALS_PER_MINUTE, now, (skipped, since) =>
+    log.write('warn', { skipped }, `[@payhook/core] ${skipped} refused deliveries (unsigned or unreadable requests) were not recorded in the ledger in the minute from ${new Date(since).toISOString()}: it records at most ${REFUSALS_PER_MINUTE} a minute, so that a flood of them costs the store nothing. They were answered as usual.`),
+  );
 
   return {
     answered(trace, r) {
-      if (overShare(refused(trace)) || full()) return;
+      if ((refused(trace) && !shareLeft()) || full()) return;
       entries.push({ trace, r });
       schedule();
     },

@@ -54,11 +54,12 @@ export interface ReporterSettings {
  * come first, the message second, the error under `err`. Successes are the hot path: nothing is
  * built for a level the logger does not write, and a report without an error is passed as it is.
  */
-export function createReporter(s: ReporterSettings): (r: DeliveryReport) => DeliveryReport {
+export function createReporter(s: ReporterSettings): (r: DeliveryReport, unlogged?: boolean) => DeliveryReport {
   const { log, errorHandlers, telemetry, publish, clock } = s;
-  return (r) => {
+  // `unlogged`: a refusal past its minute's share of log lines; telemetry and onError still see it.
+  return (r, unlogged = false) => {
     const level = levelOf(r);
-    if (log.enabled(level)) log.write(level, fieldsOf(r), messageOf(r, s));
+    if (!unlogged && log.enabled(level)) log.write(level, fieldsOf(r), messageOf(r, s));
     if (telemetry !== undefined) {
       try {
         telemetry.record(r, clock.now());
