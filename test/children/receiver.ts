@@ -10,6 +10,10 @@
  *   CHILD_EFFECT_URL  where redis-counter and pg-insert record effects (default CHILD_URL), so a
  *                     fault test can break the store's server and still count effects elsewhere
  *   CHILD_LEASE_MS, CHILD_BUDGET_MS
+ *   CHILD_LEDGER      1: the Postgres store keeps its delivery ledger (`ledger: true`), so every
+ *                     delivery also writes there (more of the store's queries in flight)
+ *   CHILD_PG_MAX      the Postgres store's pool size: a pool of the child's own, passed as `pool`
+ *                     (default: the store creates its own, of pg's default 10)
  *   CHILD_EFFECT_MS   pg-transactional: hold the transaction open this long (pg_sleep) before
  *                     the insert, so a fault test finds transactions open when it breaks the server
  *   CHILD_HANG_AT     after-claim | mid-handler | after-effect: print `POINT <name>` there and
@@ -46,7 +50,11 @@ async function point(name: string): Promise<never> {
   return never();
 }
 
-const pgStore = storeKind === 'postgres' ? postgresStore({ connectionString: url }) : undefined;
+const ledger = process.env.CHILD_LEDGER === '1';
+// A small pool keeps deliveries waiting for a connection, so most clients pass from one holder to a waiter.
+const pgMax = process.env.CHILD_PG_MAX;
+const connection = pgMax ? { pool: new pg.Pool({ connectionString: url, max: Number(pgMax), connectionTimeoutMillis: 2_000, keepAlive: true }) } : { connectionString: url };
+const pgStore = storeKind === 'postgres' ? postgresStore({ ...connection, ...(ledger && { ledger: true as const }) }) : undefined;
 const base: Store = pgStore ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000 }) // test keys clean themselves up;
 const store: Store =
   hangAt === 'after-claim'

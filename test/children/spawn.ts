@@ -83,8 +83,11 @@ export interface Reply {
   outcome: string;
 }
 
-/** POST a delivery to a child receiver; rejects when the connection dies (a killed process). */
-export function post(port: number, body: string, headers: Record<string, string>): Promise<Reply> {
+/**
+ * POST a delivery to a child receiver; rejects when the connection dies (a killed process), or
+ * after `timeoutMs` without a whole answer (the request is then destroyed, as a service gives up).
+ */
+export function post(port: number, body: string, headers: Record<string, string>, timeoutMs?: number): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
       { host: '127.0.0.1', port, path: '/webhooks', method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
@@ -102,6 +105,13 @@ export function post(port: number, body: string, headers: Record<string, string>
       },
     );
     req.on('error', reject);
+    if (timeoutMs !== undefined) {
+      const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'TIMEOUT' })), timeoutMs);
+      const settle = () => clearTimeout(timer);
+      req.on('close', settle);
+      req.on('error', settle);
+      req.on('response', (res) => res.on('end', settle));
+    }
     req.end(body);
   });
 }

@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { freePort } from '../security/examples.js';
 
 const run = promisify(execFile);
@@ -11,8 +12,14 @@ const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';
 /** A PostgreSQL cluster of the test's own, on a free port: the shared instance is never broken. */
 export interface PrivatePostgres {
   url: string;
-  /** `pg_ctl stop -m fast` then start: open transactions are rolled back, connections cut. `onDown` is called once it has stopped. */
-  restart(onDown?: () => void): Promise<void>;
+  /**
+   * `pg_ctl stop -m fast` then start: open transactions are rolled back, connections cut. `onDown`
+   * is called once it has stopped. `mode` 'immediate' stops without a checkpoint (every backend
+   * quits on SIGQUIT, sending a warning rather than a FATAL), and the start replays the WAL as after a crash.
+   */
+  restart(onDown?: () => void, mode?: 'fast' | 'immediate'): Promise<void>;
+  /** `pg_terminate_backend` on every client backend but its own (each gets FATAL 57P01), the server staying up; returns how many. */
+  terminateBackends(): Promise<number>;
   /** SIGKILL the postmaster and every backend, then start again: recovery replays the WAL. */
   kill9(onDown?: () => void): Promise<void>;
   /** Stop it and remove its files. */
@@ -60,9 +67,9 @@ export async function startPostgres(): Promise<PrivatePostgres | undefined> {
 
   return {
     url,
-    async restart(onDown) {
+    async restart(onDown, mode = 'fast') {
       // Stop and start apart, so the load can be held until the server is really down.
-      await pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']).catch((e: Error) => {
+      await pgRun('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']).catch((e: Error) => {
         throw new Error(`pg_ctl stop failed: ${e.message}\n${log()}`);
       });
       onDown?.();
@@ -70,6 +77,18 @@ export async function startPostgres(): Promise<PrivatePostgres | undefined> {
       await start().catch((e: Error) => {
         throw new Error(`PostgreSQL did not come back after a restart: ${e.message}\n${log()}`);
       });
+    },
+    async terminateBackends() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ n: number }>(
+          "select count(*) filter (where t)::int as n from (select pg_terminate_backend(pid) as t from pg_stat_activity where pid <> pg_backend_pid() and backend_type = 'client backend') s",
+        );
+        return rows[0]!.n;
+      } finally {
+        await client.end();
+      }
     },
     async kill9(onDown) {
       const pid = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);

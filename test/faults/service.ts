@@ -8,8 +8,10 @@ export interface EventFate {
   acked: boolean;
   /** When the first 2xx came (`performance.now()`). */
   ackedAt?: number;
-  /** Every answer, as `status outcome`, or `network` when the connection failed. */
+  /** Every answer, as `status outcome`, or `network` when the connection failed, or `timeout` past `timeoutMs`. */
   answers: string[];
+  /** How long each of `answers` took, in ms, in the same order: a failed connection is an answer too. */
+  answerMs: number[];
 }
 
 export interface ServiceLoad {
@@ -27,6 +29,12 @@ export interface ServiceLoad {
   retryDelaysMs?: readonly number[];
   /** Called as each event's deliveries start, so a test can break a server at a chosen point. */
   onEvent?: (index: number) => void | Promise<void>;
+  /** Give up on an answer after this long (`timeout`, retried like a 5xx), as the service does. Default: wait. */
+  timeoutMs?: number;
+  /** Deliver only these events (the service's resend of some): the fates come in this order. Default all `events`. */
+  indices?: readonly number[];
+  /** Checked before each event and each retry: once true nothing more is sent (a receiver died, the test has failed), and the fates of events not started are left out. */
+  halt?: () => boolean;
 }
 
 const DEFAULT_DELAYS = [250, 500, 1_000, 1_500, 3_000];
@@ -38,26 +46,31 @@ const DEFAULT_DELAYS = [250, 500, 1_000, 1_500, 3_000];
  * are real: the servers under test keep real time.
  */
 export async function serviceLoad(load: ServiceLoad): Promise<EventFate[]> {
-  const { ports, secret, run, events, copies = 2, inFlight = 16, retryDelaysMs = DEFAULT_DELAYS } = load;
+  const { ports, secret, run, events, copies = 2, inFlight = 16, retryDelaysMs = DEFAULT_DELAYS, timeoutMs } = load;
+  const indices = load.indices ?? Array.from({ length: events }, (_, i) => i);
   const fates: EventFate[] = [];
   let next = 0;
-  const deliverOne = async (index: number) => {
+  const deliverOne = async (slot: number) => {
+    const index = indices[slot]!;
     const event = createEvent('payment.success', { reference: `${run}_${index}` });
     const body = JSON.stringify(event);
     const { headers } = signedBody(body, { secret });
-    const fate: EventFate = { reference: event.reference, acked: false, answers: [] };
-    fates[index] = fate;
+    const fate: EventFate = { reference: event.reference, acked: false, answers: [], answerMs: [] };
+    fates[slot] = fate;
     await load.onEvent?.(index);
     await Promise.all(
       Array.from({ length: copies }, async (_, copy) => {
         for (let attempt = 0; attempt <= retryDelaysMs.length; attempt++) {
           if (attempt > 0) await new Promise((r) => setTimeout(r, retryDelaysMs[attempt - 1]));
+          if (load.halt?.()) return;
           const port = ports[(index + copy + attempt) % ports.length]!;
-          const answer = await post(port, body, headers).then(
+          const sent = performance.now();
+          const answer = await post(port, body, headers, timeoutMs).then(
             (r) => `${r.status} ${r.outcome}`,
-            () => 'network',
+            (e: { code?: string }) => (e.code === 'TIMEOUT' ? 'timeout' : 'network'),
           );
           fate.answers.push(answer);
+          fate.answerMs.push(performance.now() - sent);
           if (answer.startsWith('2')) {
             fate.ackedAt ??= performance.now();
             fate.acked = true;
@@ -68,11 +81,12 @@ export async function serviceLoad(load: ServiceLoad): Promise<EventFate[]> {
     );
   };
   await Promise.all(
-    Array.from({ length: Math.min(inFlight, events) }, async () => {
-      while (next < events) await deliverOne(next++);
+    Array.from({ length: Math.min(inFlight, indices.length) }, async () => {
+      while (next < indices.length && !load.halt?.()) await deliverOne(next++);
     }),
   );
-  return fates;
+  // Without a halt every slot is filled; with one, the events never started are left out.
+  return fates.filter(Boolean);
 }
 
 /** How many answers of each kind, for the test's printout and its assertions. */

@@ -12,11 +12,8 @@ import { NAME } from './store-error.js';
  * await withClient(pool, ({ client }) => client.query('select 1'));
  */
 export async function withClient<T>(pool: Pool, work: (held: Held) => Promise<T>): Promise<T> {
-  const held: Held = { client: await pool.connect() };
-  const onError = (error: Error) => {
-    held.broken ??= error;
-  };
-  held.client.on('error', onError);
+  const held = await checkOut(pool);
+  const onError = held.onError;
   try {
     return await work(held);
   } finally {
@@ -31,6 +28,25 @@ export async function withClient<T>(pool: Pool, work: (held: Held) => Promise<T>
 export interface Held {
   client: PoolClient;
   broken?: Error;
+}
+
+/**
+ * `pool.connect()`, with the client's 'error' listener added in the pool's own callback. The
+ * pool removes its idle listener as it hands a client over, and a promise's continuation runs a
+ * microtask later: a server that ends every backend at once (`pg_ctl restart`, a failover) can have
+ * the last answer of the client's previous holder and the termination arrive in one read, so the
+ * client is handed over and emits 'error' within that one read, before an awaited caller could
+ * listen, and the unheard error ended the process.
+ */
+function checkOut(pool: Pool): Promise<Held & { onError: (error: Error) => void }> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error || !client) return reject(error ?? new Error(`${NAME} the pool gave no client`));
+      const held: Held & { onError: (error: Error) => void } = { client, onError: (e: Error) => void (held.broken ??= e) };
+      client.on('error', held.onError);
+      resolve(held);
+    });
+  });
 }
 
 /**
