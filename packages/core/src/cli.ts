@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { escapeText } from './escape-text.js';
 import { retryDeadLetters } from './dead-letters.js';
 import { eraseDeliveries } from './erase.js';
+import { errorMessage } from './errors.js';
 import type { LedgerEntry, LedgerQuery } from './ledger.js';
 import type { DeliveryReport } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
@@ -119,10 +120,9 @@ function time(value: string | undefined, flag: string): number | undefined {
   return t;
 }
 
-const messageOf = (error: unknown) => (error === undefined ? undefined : error instanceof Error ? error.message : String(error));
-const summary = (r: DeliveryReport) => ({ deliveryId: r.deliveryId, outcome: r.outcome, status: r.status, reference: r.reference, event: r.event, error: messageOf(r.error) });
+const summary = (r: DeliveryReport) => ({ deliveryId: r.deliveryId, outcome: r.outcome, status: r.status, reference: r.reference, event: r.event, error: r.error === undefined ? undefined : errorMessage(r.error) });
 /** Why a replay ran nothing, or failed: its error, after the answer. */
-const why = (r: DeliveryReport) => (r.error === undefined ? '' : ` - ${messageOf(r.error)}`);
+const why = (r: DeliveryReport) => (r.error === undefined ? '' : ` - ${errorMessage(r.error)}`);
 
 // Every value printed comes from the ledger, which holds what anyone sent: each goes through
 // escapeText (escape-text.ts), so no control character, newline or bidi control reaches the terminal.

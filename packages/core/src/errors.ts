@@ -26,3 +26,6 @@ Object.defineProperty(NonRetriableError.prototype, NON_RETRIABLE, { value: true 
 export function isNonRetriableError(error: unknown): error is NonRetriableError {
   return typeof error === 'object' && error !== null && (error as { [NON_RETRIABLE]?: unknown })[NON_RETRIABLE] === true;
 }
+
+/** An error's message for a log line or a record, whatever was thrown. */
+export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -139,22 +139,15 @@ export function ledgerSettings(options: LedgerOptions | true, name: string, defa
   if (body !== 'keep' && body !== 'hash') {
     throw new TypeError(`${name} ledger.body must be 'keep' or 'hash'; got ${String(body)}. Leave it unset to keep bodies, which replay needs.`);
   }
-  const maxEntries = o.maxEntries ?? defaultMax;
-  if (!(Number.isInteger(maxEntries) && maxEntries > 0)) {
-    throw new RangeError(`${name} ledger.maxEntries must be a positive whole number; got ${maxEntries}. Leave it unset for ${defaultMax}.`);
-  }
-  const retentionMs = o.retentionMs ?? DEFAULT_LEDGER_RETENTION_MS;
-  if (!(Number.isFinite(retentionMs) && retentionMs > 0)) {
-    throw new RangeError(`${name} ledger.retentionMs must be a positive number of milliseconds; got ${retentionMs}. Leave it unset for 7 days.`);
-  }
-  const maxRefusals = o.maxRefusals ?? defaultMaxRefusals;
-  if (!(Number.isInteger(maxRefusals) && maxRefusals > 0)) {
-    throw new RangeError(`${name} ledger.maxRefusals must be a positive whole number; got ${maxRefusals}. Leave it unset for ${defaultMaxRefusals}.`);
-  }
-  const deadLetters = o.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS;
-  if (!(Number.isFinite(deadLetters) && deadLetters > 0)) {
-    throw new RangeError(`${name} ledger.deadLetterRetentionMs must be a positive number of milliseconds; got ${deadLetters}. Leave it unset for 30 days.`);
-  }
+  // Each bound: a positive number (whole where it counts records), or the error that says how to leave it unset.
+  const positive = (field: keyof LedgerOptions, value: number, whole: boolean, unset: string): number => {
+    if (whole ? Number.isInteger(value) && value > 0 : Number.isFinite(value) && value > 0) return value;
+    throw new RangeError(`${name} ledger.${field} must be a positive ${whole ? 'whole number' : 'number of milliseconds'}; got ${value}. Leave it unset for ${unset}.`);
+  };
+  const maxEntries = positive('maxEntries', o.maxEntries ?? defaultMax, true, String(defaultMax));
+  const retentionMs = positive('retentionMs', o.retentionMs ?? DEFAULT_LEDGER_RETENTION_MS, false, '7 days');
+  const maxRefusals = positive('maxRefusals', o.maxRefusals ?? defaultMaxRefusals, true, String(defaultMaxRefusals));
+  const deadLetters = positive('deadLetterRetentionMs', o.deadLetterRetentionMs ?? DEFAULT_DEAD_LETTER_RETENTION_MS, false, '30 days');
   // An open dead letter is never dropped before the records around it.
   return { body, maxEntries, retentionMs, maxRefusals, deadLetterRetentionMs: Math.max(deadLetters, retentionMs) };
 }

@@ -123,14 +123,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       r.deliveryId = run.trace.id;
       writer!.answered(run.trace, r);
     }
-    return answerOf(report(r, refusal && !mayLogRefusal()));
+    // Only a webhook's refusals: a replay's were asked for by whoever runs it.
+    return answerOf(report(r, refusal && run.source === 'webhook' && !mayLogRefusal()));
   };
   const traceOf = (startedAt: number, source: Trace['source']): Trace | undefined =>
     writer && { id: ledgerId(startedAt), receivedAt: startedAt, source };
 
   function pipeline(delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
     const body = intake(delivery, o.maxBodyBytes);
-    if (isReport(body)) return finish(body, run, run.source === 'webhook');
+    if (isReport(body)) return finish(body, run, true);
     if (run.trace) {
       run.trace.body = body;
       run.trace.signatureHeader = delivery.signature;
@@ -144,8 +145,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const { signature: header, signatureHeaderSeen } = delivery;
       // The diagnosis only adds to the log line: the answer is the bare 401 whatever it finds, or if it fails.
       return diagnose(v, { body, header, signatureHeaderSeen }).then(
-        (d) => finish({ ...d, ...reportOf('unauthorized') }, run, run.source === 'webhook'),
-        () => finish(reportOf('unauthorized'), run, run.source === 'webhook'),
+        (d) => finish({ ...d, ...reportOf('unauthorized') }, run, true),
+        () => finish(reportOf('unauthorized'), run, true),
       );
     }
     const event = parseEvent(body);

@@ -4,7 +4,8 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, eraseDeliveries, memoryStore, NonRetriableError, type Ledger, type LedgerEntry } from '../src/index.js';
-import { createLedgerWriter, REFUSALS_PER_MINUTE, type Trace } from '../src/pipeline/ledger-writer.js';
+import { createLedgerWriter, type Trace } from '../src/pipeline/ledger-writer.js';
+import { REFUSALS_PER_MINUTE } from '../src/per-minute.js';
 import { prefixOf } from '../src/pipeline/ledger-record.js';
 import { reportOf } from '../src/pipeline/outcome.js';
 

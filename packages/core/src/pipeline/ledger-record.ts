@@ -1,4 +1,5 @@
 import { sha256Hex } from '#platform';
+import { errorMessage } from '../errors.js';
 import { escapeText } from '../escape-text.js';
 import { isRefusal, textOf, type DeadLetter, type LedgerEntry, type LedgerSource } from '../ledger.js';
 import type { RawBody } from '../signature.js';
@@ -57,7 +58,7 @@ export function entryOf(trace: Trace, r: DeliveryReport, now: () => number): Dra
     bodySha256: undefined,
     bodyPrefix: undefined,
     raw: undefined,
-    error: r.error === undefined ? undefined : messageOf(r.error),
+    error: r.error === undefined ? undefined : errorMessage(r.error),
     deadLetter: reason === undefined ? undefined : { reason, at: now() },
     replayOf: trace.replayOf,
     forced: trace.replayOf === undefined ? undefined : trace.forced === true,
@@ -134,4 +135,3 @@ async function sha256(body: RawBody): Promise<string> {
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

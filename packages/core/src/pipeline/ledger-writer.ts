@@ -1,9 +1,8 @@
 import { TAKES_BYTES, type Ledger, type LedgerEntry, type LedgerPatch, type LedgerSource } from '../ledger.js';
-import { entryOf, messageOf, refused, withBody } from './ledger-record.js';
+import { errorMessage } from '../errors.js';
+import { entryOf, refused, withBody } from './ledger-record.js';
 import type { Log } from '../logger.js';
 import { perMinute, REFUSALS_PER_MINUTE } from '../per-minute.js';
-
-export { REFUSALS_PER_MINUTE };
 import type { RawBody } from '../signature.js';
 import type { DeliveryReport } from './outcome.js';
 
@@ -124,7 +123,7 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
   const lost = (count: number, error: unknown) =>
     log.write('error', { err: error, records: count }, `[@payhook/core] the ledger could not record ${count} deliveries; they are missing from it (the deliveries themselves were answered as usual). Check the store's connection.`);
   const refusedLog = (count: number, of: number, error: unknown) =>
-    log.write('error', { err: error, records: count }, `[@payhook/core] the ledger refused ${count} of ${of} records written together (${messageOf(error)}); they are missing from it, the others were written. The deliveries were answered as usual; the reason says what the store would not take.`);
+    log.write('error', { err: error, records: count }, `[@payhook/core] the ledger refused ${count} of ${of} records written together (${errorMessage(error)}); they are missing from it, the others were written. The deliveries were answered as usual; the reason says what the store would not take.`);
 
   const bytes = TAKES_BYTES.has(ledger);
   const record = ({ trace, r }: Pending) => withBody(entryOf(trace, r, now), trace.body, ledger.body, bytes);
@@ -142,7 +141,7 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
     },
     late(r) {
       if (r.deliveryId === undefined || full()) return;
-      const late = { outcome: r.outcome, durationMs: r.durationMs ?? 0, ...(r.error !== undefined && { error: messageOf(r.error) }) };
+      const late = { outcome: r.outcome, durationMs: r.durationMs ?? 0, ...(r.error !== undefined && { error: errorMessage(r.error) }) };
       const reason = r.outcome === 'failed' ? 'late-failed' : r.outcome === 'rejected' ? 'rejected' : undefined;
       patches.push({ id: r.deliveryId, patch: { late, ...(reason && { deadLetter: { reason, at: now() } }) } });
       schedule();
