@@ -6,27 +6,51 @@ export interface TcpProxy {
   url(realUrl: string): string;
   /** Reset every connection and refuse new ones, as a crashed or unreachable server does. */
   cut(): void;
-  /** Keep connections open but hold every byte, as a partition or a hung server does. */
+  /**
+   * Keep connections open but hold every byte, as a partition or a hung server does: nothing
+   * arrives, neither an answer nor a reset. `restore()` passes the held bytes on.
+   */
   stall(): void;
-  /** Pass bytes again (held bytes go through, as TCP would retransmit them). */
+  /**
+   * A partition whose connections never come back, as when a NAT or a load balancer forgets them
+   * or a failover moves the address: every byte of the connections open now, and of those opened
+   * before `restore()`, is dropped for ever, and their ends never hear a close. Only connections
+   * opened after `restore()` carry bytes.
+   */
+  blackhole(): void;
+  /** Pass bytes again: held bytes go through, as TCP would retransmit them; black-holed connections stay silent. */
   restore(): void;
   /** Send new connections to another port of the same host (open ones stay where they are). */
   retarget(port: number): void;
+  /** Connections open through the proxy (silent ones included). */
+  open(): number;
   close(): Promise<void>;
+}
+
+interface Pair {
+  a: Socket;
+  b: Socket;
+  held: [Socket, Buffer][];
+  /** Black-holed: bytes are dropped and a close of the server's side is not passed on. */
+  dead: boolean;
 }
 
 /** A TCP proxy on 127.0.0.1:0 to a real server, for taking a store "down" without touching the service. */
 export async function tcpProxy(to: { host: string; port: number }): Promise<TcpProxy> {
   const target = { ...to };
-  let mode: 'up' | 'cut' | 'stall' = 'up';
-  const pairs = new Set<{ a: Socket; b: Socket; held: [Socket, Buffer][] }>();
+  let mode: 'up' | 'cut' | 'stall' | 'blackhole' = 'up';
+  const pairs = new Set<Pair>();
   const server = createServer((a) => {
     if (mode === 'cut') return a.resetAndDestroy();
     const b = connect(target.port, target.host);
-    const pair = { a, b, held: [] as [Socket, Buffer][] };
+    const pair: Pair = { a, b, held: [], dead: mode === 'blackhole' };
     pairs.add(pair);
     const pipe = (from: Socket, to: Socket) =>
-      from.on('data', (d: Buffer) => (mode === 'stall' ? pair.held.push([to, d]) : to.write(d)));
+      from.on('data', (d: Buffer) => {
+        if (pair.dead) return;
+        if (mode === 'stall') pair.held.push([to, d]);
+        else to.write(d);
+      });
     pipe(a, b);
     pipe(b, a);
     const end = () => {
@@ -35,7 +59,9 @@ export async function tcpProxy(to: { host: string; port: number }): Promise<TcpP
       b.destroy();
     };
     a.on('error', end).on('close', end);
-    b.on('error', end).on('close', end);
+    // Through a black hole no FIN or RST comes back: the client's side stays open until the client gives up on it.
+    const serverEnd = () => (pair.dead ? b.destroy() : end());
+    b.on('error', serverEnd).on('close', serverEnd);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
@@ -58,6 +84,13 @@ export async function tcpProxy(to: { host: string; port: number }): Promise<TcpP
     stall() {
       mode = 'stall';
     },
+    blackhole() {
+      mode = 'blackhole';
+      for (const p of pairs) {
+        p.dead = true;
+        p.held = [];
+      }
+    },
     retarget(port) {
       target.port = port;
     },
@@ -68,6 +101,7 @@ export async function tcpProxy(to: { host: string; port: number }): Promise<TcpP
         p.held = [];
       }
     },
+    open: () => pairs.size,
     close() {
       for (const p of pairs) {
         p.a.destroy();

@@ -10,8 +10,9 @@
  *   CHILD_EFFECT_URL  where redis-counter and pg-insert record effects (default CHILD_URL), so a
  *                     fault test can break the store's server and still count effects elsewhere
  *   CHILD_LEASE_MS, CHILD_BUDGET_MS
- *   CHILD_LEDGER      1: the Postgres store keeps its delivery ledger (`ledger: true`), so every
- *                     delivery also writes there (more of the store's queries in flight)
+ *   CHILD_AFTER_BUDGET accept | retry: the receiver's `afterBudget` (default accept)
+ *   CHILD_LEDGER      1: the store keeps its delivery ledger (`ledger: true`), so every delivery
+ *                     also writes there (more of the store's queries in flight)
  *   CHILD_PG_MAX      the Postgres store's pool size: a pool of the child's own, passed as `pool`
  *                     (default: the store creates its own, of pg's default 10)
  *   CHILD_EFFECT_MS   pg-transactional: hold the transaction open this long (pg_sleep) before
@@ -55,7 +56,7 @@ const ledger = process.env.CHILD_LEDGER === '1';
 const pgMax = process.env.CHILD_PG_MAX;
 const connection = pgMax ? { pool: new pg.Pool({ connectionString: url, max: Number(pgMax), connectionTimeoutMillis: 2_000, keepAlive: true }) } : { connectionString: url };
 const pgStore = storeKind === 'postgres' ? postgresStore({ ...connection, ...(ledger && { ledger: true as const }) }) : undefined;
-const base: Store = pgStore ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000 }) // test keys clean themselves up;
+const base: Store = pgStore ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000, ...(ledger && { ledger: true as const }) }) // test keys clean themselves up;
 const store: Store =
   hangAt === 'after-claim'
     ? {
@@ -106,6 +107,7 @@ const receiver = createReceiver({
   store,
   leaseMs: Number(env('CHILD_LEASE_MS', '30000')),
   budgetMs: Number(env('CHILD_BUDGET_MS', '8000')),
+  afterBudget: env('CHILD_AFTER_BUDGET', 'accept') as 'accept' | 'retry',
   logger: {
     warn() {},
     // Errors go to stderr, which the parent shows when a test fails.

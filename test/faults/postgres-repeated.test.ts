@@ -5,7 +5,7 @@ import { startChild, startReceiver, type ChildReceiver } from '../children/spawn
 import { countPg, effectsTable } from '../effects.js';
 import { engineView, queueEnv, runNames, until, WEB, WORKER } from '../queue/helpers.js';
 import { startPostgres } from './postgres-server.js';
-import { serviceLoad, tally, type EventFate } from './service.js';
+import { serviceLoad, slowAnswers, tally, unacknowledged, withResend, type EventFate } from './service.js';
 
 /**
  * Issue 37: PostgreSQL ends every connection again and again under load — `pg_ctl restart -m fast`
@@ -94,20 +94,11 @@ async function loadWithFaults(children: readonly ChildReceiver[], run: string, e
   const started = performance.now();
   const first = await serviceLoad({ ...common, onEvent: (i) => plan.onEvent(i) });
   await plan.settled();
-  const unacked = first.flatMap((f, i) => (f.acked ? [] : [i]));
-  const resent = unacked.length && !halt() ? await serviceLoad({ ...common, indices: unacked }) : [];
-  const fates: EventFate[] = first.map((f) => ({ ...f, answers: [...f.answers], answerMs: [...f.answerMs] }));
-  unacked.forEach((index, slot) => {
-    const again = resent[slot];
-    if (!again) return;
-    fates[index]!.acked ||= again.acked;
-    fates[index]!.answers.push(...again.answers);
-    fates[index]!.answerMs.push(...again.answerMs);
-  });
+  const { fates, resent } = await withResend(first, (indices) => serviceLoad({ ...common, indices }), halt);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const maxMs = Math.round(Math.max(...fates.flatMap((f) => f.answerMs)));
-  const slow = fates.flatMap((f) => f.answerMs.flatMap((ms, i) => (ms >= ANSWER_LIMIT_MS ? [`${f.reference}: ${f.answers[i]} after ${Math.round(ms)} ms`] : [])));
-  return { fates, resent: unacked.length, seconds, maxMs, slow, faults: plan.done, terminated: plan.terminated() };
+  const slow = slowAnswers(fates, ANSWER_LIMIT_MS);
+  return { fates, resent, seconds, maxMs, slow, faults: plan.done, terminated: plan.terminated() };
 }
 
 const felt = (fates: readonly EventFate[]) => fates.some((f) => f.answers.some((a) => a.startsWith('5') || a === 'network'));
@@ -162,7 +153,7 @@ describe.skipIf(!server)('PostgreSQL ends every connection, again and again unde
       expect(lived, stderr).toEqual([true, true]);
       expect(r.faults).toHaveLength(40);
       expect(r.slow).toEqual([]);
-      expect(r.fates.filter((f) => !f.acked).map((f) => `${f.reference}: ${f.answers.join(', ')}`)).toEqual([]);
+      expect(unacknowledged(r.fates)).toEqual([]);
       expect([...effects.values()].filter((n) => n !== 1)).toEqual([]);
       expect(effects.size).toBe(EVENTS);
       expect(felt(r.fates)).toBe(true);
@@ -186,7 +177,7 @@ describe.skipIf(!server)('PostgreSQL ends every connection, again and again unde
       expect(lived, stderr).toEqual([true, true]);
       expect(r.faults).toHaveLength(10);
       expect(r.slow).toEqual([]);
-      expect(r.fates.filter((f) => !f.acked).map((f) => `${f.reference}: ${f.answers.join(', ')}`)).toEqual([]);
+      expect(unacknowledged(r.fates)).toEqual([]);
       for (const f of r.fates) expect(effects.get(f.reference) ?? 0, f.reference).toBeGreaterThanOrEqual(1);
       expect(felt(r.fates)).toBe(true);
     } finally {
@@ -228,7 +219,7 @@ describe.skipIf(!server)('PostgreSQL ends every connection, again and again unde
       expect(lived, `web:\n${web.stderr()}\nworker:\n${worker.stderr()}`).toEqual([true, true]);
       expect(r.faults).toHaveLength(10);
       expect(r.slow).toEqual([]);
-      expect(r.fates.filter((f) => !f.acked).map((f) => `${f.reference}: ${f.answers.join(', ')}`)).toEqual([]);
+      expect(unacknowledged(r.fates)).toEqual([]);
       expect(drained).toBe('drained');
       expect(references.filter((ref) => effects.get(ref) !== 1).map((ref) => `${ref}: ${effects.get(ref) ?? 0}`)).toEqual([]);
       expect(await view.deadLetters()).toBe(0);

@@ -95,3 +95,33 @@ export function tally(fates: readonly EventFate[]): Record<string, number> {
   for (const f of fates) for (const a of f.answers) counts[a] = (counts[a] ?? 0) + 1;
   return counts;
 }
+
+/**
+ * `first`, the fates of a load, merged with those of the service's resend of every event it left
+ * unacknowledged (all its attempts fell on a fault): `resend` delivers those indices again, after
+ * the fault is over, or is not called when none is left (or `halt` holds).
+ */
+export async function withResend(
+  first: readonly EventFate[],
+  resend: (indices: number[]) => Promise<EventFate[]>,
+  halt: () => boolean = () => false,
+): Promise<{ fates: EventFate[]; resent: number }> {
+  const unacked = first.flatMap((f, i) => (f.acked ? [] : [i]));
+  const again = unacked.length && !halt() ? await resend(unacked) : [];
+  const fates: EventFate[] = first.map((f) => ({ ...f, answers: [...f.answers], answerMs: [...f.answerMs] }));
+  unacked.forEach((index, slot) => {
+    const later = again[slot];
+    if (!later) return;
+    fates[index]!.acked ||= later.acked;
+    fates[index]!.answers.push(...later.answers);
+    fates[index]!.answerMs.push(...later.answerMs);
+  });
+  return { fates, resent: unacked.length };
+}
+
+/** Every answer that took `limitMs` or longer, as `reference: answer after n ms`. */
+export const slowAnswers = (fates: readonly EventFate[], limitMs: number): string[] =>
+  fates.flatMap((f) => f.answerMs.flatMap((ms, i) => (ms >= limitMs ? [`${f.reference}: ${f.answers[i]} after ${Math.round(ms)} ms`] : [])));
+
+/** The events never acknowledged, with every answer they got. */
+export const unacknowledged = (fates: readonly EventFate[]): string[] => fates.filter((f) => !f.acked).map((f) => `${f.reference}: ${f.answers.join(', ')}`);

@@ -41,6 +41,22 @@ export interface DeadLetter extends QueuedEvent {
   deadAt: number;
 }
 
+/** A queue's commands are short: no byte back within this long means the connection is gone. */
+const QUEUE_SOCKET_TIMEOUT_MS = 2_000;
+
+/**
+ * The ioredis options BullMQ gets, payhook's network settings under yours (yours win). A connection
+ * a partition silenced never errors by itself, and without these BullMQ would wait on it for ever:
+ * `socketTimeout` (ioredis 5.4+) ends a connection that sends no byte back within that long while
+ * a command waits, reconnects come at most 2 s apart (BullMQ's own back-off grows to 20 s), and
+ * keepalive probes keep an idle connection's NAT and balancer entries. An ioredis instance of
+ * yours is used as it is: give it these settings yourself.
+ */
+export function withNetworkDefaults(connection: ConnectionOptions, socketTimeoutMs: number): ConnectionOptions {
+  if (typeof (connection as { duplicate?: unknown }).duplicate === 'function') return connection;
+  return { retryStrategy: (times: number) => Math.min(times * 200, 2_000), keepAlive: 30_000, socketTimeout: socketTimeoutMs, ...connection } as ConnectionOptions;
+}
+
 /**
  * A BullMQ job id for a dedupe key: BullMQ refuses ids with `:` (every default key has two) and
  * ids that are whole numbers, so the key is escaped, reversibly, and prefixed.
@@ -65,7 +81,7 @@ export function bullmqQueue(options: BullmqQueueOptions): PayhookBullmqQueue {
   const backoffMs = options.backoffMs ?? 1_000;
   if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
   const keep = options.keepCompletedSeconds ?? 24 * 60 * 60;
-  const base = { connection: options.connection, prefix: options.prefix };
+  const base = { connection: withNetworkDefaults(options.connection, QUEUE_SOCKET_TIMEOUT_MS), prefix: options.prefix };
   const queue = new Queue<QueuedEvent>(name, base);
   const deadLetters = new Queue<DeadLetter>(`${name}-dead-letter`, base);
   // Unheard, an 'error' of a Queue's connection would end the process; the enqueue's own rejection carries it.

@@ -1,6 +1,6 @@
 import { createJobRunner, queueWorker, type QueueWorker, type QueuedEvent, type RunOptions } from '@payhook/core/queue';
 import { UnrecoverableError, Worker, type Job, type WorkerOptions as BullWorkerOptions } from 'bullmq';
-import { NAME, type PayhookBullmqQueue } from './queue.js';
+import { NAME, withNetworkDefaults, type PayhookBullmqQueue } from './queue.js';
 
 /** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
 export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
@@ -52,7 +52,9 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
     {
       async start() {
         if (bull) return;
-        const { connection, prefix } = queue.options;
+        const { prefix } = queue.options;
+        // A worker's blocking wait for jobs lasts up to BullMQ's 10 s (or drainDelay): its socket timeout is longer.
+        const connection = withNetworkDefaults(queue.options.connection, Math.max(10, bullmq?.drainDelay ?? 0) * 1_000 + 5_000);
         bull = new Worker<QueuedEvent>(queue.name, processJob, { maxStalledCount: 5, ...bullmq, connection, prefix, concurrency, autorun: false });
         // Unheard, an 'error' would end the process; ioredis reconnects by itself. A job's own error is reported by the runner.
         bull.on('error', (error) => runner.logError(`${NAME} the BullMQ worker of ${queue.name} reported an error; it goes on`, error));

@@ -77,7 +77,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
   if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
   const expireInSeconds = options.expireInSeconds ?? 300;
   const owned = !options.boss;
-  const boss = options.boss ?? new PgBoss({ schedule: false, ...options.bossOptions, connectionString: options.connectionString });
+  const boss = options.boss ?? new PgBoss({ schedule: false, ...NETWORK_DEFAULTS, ...options.bossOptions, connectionString: options.connectionString });
   // An unheard 'error' would end the process; pg-boss retries its own maintenance.
   if (boss.listenerCount('error') === 0) boss.on('error', () => {});
   const retry = { retryLimit: attempts - 1, retryDelay: Math.ceil(backoffMs / 1000), retryBackoff: true, expireInSeconds };
@@ -119,6 +119,14 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
 }
 
 const JOB = Symbol('payhook.queued-job');
+
+/**
+ * pg settings under the `bossOptions` of yours (yours win) for the pool pg-boss opens. A connection a
+ * partition silenced never errors by itself, and pg-boss's fetch on it would wait for ever, the
+ * worker with it: no answer to a query within 15 s ends it, and the pool connects anew. TCP
+ * keepalive keeps an idle connection's NAT and balancer entries.
+ */
+const NETWORK_DEFAULTS = { query_timeout: 15_000, keepAlive: true } as Partial<PgBoss.ConstructorOptions>;
 
 /**
  * pg-boss's createQueue creates a partition table; processes that create the same new queue at

@@ -31,6 +31,14 @@ export interface PostgresStoreOptions {
   /** Longest wait for a store query or a connection. Default 2000 ms, under the receiver's budget. */
   queryTimeoutMs?: number;
   /**
+   * Longest a `transactional()` transaction may run, your effect included: past it the connection is
+   * ended and the transaction rolled back (the server ends its backend too, through
+   * `idle_in_transaction_session_timeout`), so one that a network partition silenced gives back its
+   * connection and its row lock. Default 15000 ms, past the service's 10 s deadline; raise it for
+   * a worker whose effects run longer.
+   */
+  transactionTimeoutMs?: number;
+  /**
    * On first use, read the server's `synchronous_commit` and warn once when it is off: a crash
    * can then lose done records already answered 200. Default true.
    */
@@ -111,6 +119,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const { sql: t } = quoteTable(table);
   const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
   const timeoutMs = positiveMs(options.queryTimeoutMs ?? 2_000, 'queryTimeoutMs');
+  const transactionMs = positiveMs(options.transactionTimeoutMs ?? 15_000, 'transactionTimeoutMs');
   const ledger = options.ledger && ledgerSettings(options.ledger, NAME, 100_000);
   const owned = !options.pool;
   const pool = options.pool ?? createPool(options.connectionString, timeoutMs);
@@ -204,7 +213,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         }
         let began = false;
         try {
-          await inTransaction(pool, async (client) => {
+          await inTransaction(pool, { limitMs: transactionMs, statementMs: timeoutMs }, async (client) => {
             began = true;
             // Fence first: the effect runs only while this delivery holds the claim, and the row lock
             // keeps any takeover waiting until the transaction ends.

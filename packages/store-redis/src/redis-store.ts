@@ -11,7 +11,9 @@ const NAME = '[@payhook/store-redis]';
 export interface RedisStoreOptions {
   /**
    * An ioredis client (or Cluster) you own; the store never closes it. For fail-fast behaviour
-   * create it with `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and a `commandTimeout`.
+   * create it with `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and a `commandTimeout`,
+   * and with a `socketTimeout` (ioredis 5.4+) so a connection a partition silenced is replaced
+   * rather than waited on for ever.
    */
   client?: Redis | Cluster;
   /** A Redis URL (`redis://…`, `rediss://…`); the store then creates, tunes and closes its own client. */
@@ -200,6 +202,13 @@ function createClient(url: string | undefined, timeoutMs: number): Redis {
     maxRetriesPerRequest: 0,
     commandTimeout: timeoutMs,
     connectTimeout: timeoutMs,
+    // A connection a partition silenced (a NAT or balancer forgot it, a failover moved the address)
+    // never errors by itself: a command timeout alone would leave every later command on it. Ended
+    // when a command gets no byte back within the timeout, it is replaced by a new connection.
+    socketTimeout: timeoutMs,
+    // Probes keep an idle connection's NAT and balancer entries alive (and end it, on the kernel's
+    // schedule, when its peer is gone).
+    keepAlive: 30_000,
     // ...and a claim that timed out is not sent again later, where it would hold the key for a whole lease.
     autoResendUnfulfilledCommands: false,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
