@@ -65,6 +65,18 @@ describe.skipIf(!url)('postgres store: the transaction limit', () => {
     expect((await pool.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!.idle_in_transaction_session_timeout).not.toBe('300ms');
   });
 
+  it('takes a limit past what a timer or Postgres can hold as their longest (about 24.8 days)', async () => {
+    const patient = postgresStore({ pool, table, transactionTimeoutMs: 1e12, purge: false });
+    const key = `long-${randomUUID()}`;
+    const token = await claim(key);
+    let seen = '';
+    await patient.transactional(async (_event, _ctx, client) => {
+      seen = (await client.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!.idle_in_transaction_session_timeout;
+    })(createEvent('payment.success', { reference: key }), contextFor(key, token));
+    expect(seen).toBe('2147483647ms');
+    expect((await store.get(key))?.state).toBe('done');
+  });
+
   it('refuses a limit that is not a positive number of milliseconds, naming the option', () => {
     expect(() => postgresStore({ pool, transactionTimeoutMs: 0 })).toThrow(/^\[@payhook\/store-postgres\] transactionTimeoutMs must be a positive number/);
   });

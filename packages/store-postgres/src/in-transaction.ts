@@ -68,7 +68,9 @@ function checkOut(pool: Pool): Promise<Held & { onError: (error: Error) => void 
 export async function inTransaction(pool: Pool, limits: TransactionLimits, work: (client: PoolClient) => Promise<void>): Promise<void> {
   await withClient(pool, async (held) => {
     const { client } = held;
-    const { limitMs, statementMs } = limits;
+    const { statementMs } = limits;
+    // Node's timers and Postgres's setting both end at 2^31 - 1 ms (about 24.8 days).
+    const limitMs = Math.min(Math.ceil(limits.limitMs), MAX_TIMER_MS);
     const end = (reason: Error) => {
       held.broken ??= reason;
       destroySocket(client, held.broken);
@@ -82,7 +84,7 @@ export async function inTransaction(pool: Pool, limits: TransactionLimits, work:
       });
     try {
       // One round trip: the server ends this backend if it waits longer than the limit between two statements.
-      await quick(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.ceil(limitMs)}`);
+      await quick(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${limitMs}`);
       await work(client);
       await client.query('COMMIT');
     } catch (error) {
@@ -100,6 +102,8 @@ export async function inTransaction(pool: Pool, limits: TransactionLimits, work:
     }
   });
 }
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** How long a transaction may run in all, and how long its BEGIN or ROLLBACK may wait for an answer. */
 export interface TransactionLimits {
