@@ -1,5 +1,12 @@
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+const require = createRequire(import.meta.url);
+
+/** The lowest version of each peer payhook's ranges allow, installed under an alias (package.json). */
+const lowest = (alias: string) => fileURLToPath(import.meta.resolve(alias));
+const versionOf = (name: string): string => (require(`${name}/package.json`) as { version: string }).version;
 
 const packages = fileURLToPath(new URL('./packages/', import.meta.url));
 const shop = fileURLToPath(new URL('./examples/shop/src/', import.meta.url));
@@ -19,8 +26,33 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    projects: [
+      // Everything, on the newest major of every peer (the versions in package.json).
+      {
+        extends: true,
+        test: {
+          name: 'payhook',
+          include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+          provide: { peers: { ioredis: versionOf('ioredis'), bullmq: versionOf('bullmq') } },
+        },
+      },
+      // The other end of each peer range: the store's and the queue's contracts again on the lowest versions.
+      {
+        extends: true,
+        resolve: {
+          alias: [
+            { find: /^ioredis$/, replacement: lowest('ioredis-lowest') },
+            { find: /^bullmq$/, replacement: lowest('bullmq-lowest') },
+          ],
+        },
+        test: {
+          name: 'lowest-peers',
+          include: ['test/store-redis.test.ts', 'test/ledger-redis.test.ts', 'test/queue/conformance.test.ts', 'test/peers.test.ts'],
+          provide: { peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest') } },
+        },
+      },
+    ],
   },
 });

@@ -33,7 +33,7 @@ export const ENGINES = {
         return (await queue.queue.getJob(jobIdOf(key))) ? 1 : 0;
       },
       async deadLetters() {
-        const jobs = await queue.deadLetters.getJobs(['waiting', 'delayed', 'paused', 'completed', 'failed', 'active']);
+        const jobs = await queue.deadLetters.getJobs(['waiting', 'delayed', 'completed', 'failed', 'active']);
         return jobs.map((j) => ({ dedupeKey: j.data.dedupeKey, error: j.data.error }));
       },
       worker: (o) => bullmqWorker({ ...o, queue, logger: quiet }),

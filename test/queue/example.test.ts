@@ -194,7 +194,7 @@ async function deadLetters(engine: 'pg-boss' | 'bullmq', queueName: string, pool
   const u = new URL(redisUrl!);
   const q = new Queue(`${queueName}-dead-letter`, { connection: { host: u.hostname, port: Number(u.port || 6379) } });
   try {
-    const jobs = await q.getJobs(['waiting', 'delayed', 'paused', 'completed', 'failed', 'active', 'prioritized']);
+    const jobs = await q.getJobs(['waiting', 'delayed', 'completed', 'failed', 'active', 'prioritized']);
     return jobs.map((j) => (j.data as { event: { reference: string } }).event.reference);
   } finally {
     await q.close();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 import { bullmqQueue, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
 import type { ChildReceiver } from '../children/spawn.js';
 
@@ -81,7 +82,8 @@ export function engineView(engine: Engine, queueName: string, db: () => pg.Pool 
   if (engine === 'bullmq') {
     const u = new URL(redisUrl!);
     const queue: PayhookBullmqQueue = bullmqQueue({ name: queueName, connection: { host: u.hostname, port: Number(u.port || 6379) } });
-    const STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'paused', 'completed', 'failed'] as const;
+    // No 'paused': BullMQ 6 dropped the state (a paused queue's jobs wait), and nothing here pauses a queue.
+    const STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
     return {
       async jobsFor(key) {
         return (await queue.queue.getJob(jobIdOf(key))) ? 1 : 0;
@@ -91,7 +93,7 @@ export function engineView(engine: Engine, queueName: string, db: () => pg.Pool 
         return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
       },
       async unfinished() {
-        const c = await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
+        const c = await queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
         return Object.values(c).reduce((a, b) => a + b, 0);
       },
       async deadLetters() {
@@ -99,10 +101,10 @@ export function engineView(engine: Engine, queueName: string, db: () => pg.Pool 
         return Object.values(c).reduce((a, b) => a + b, 0);
       },
       async addEvents(key) {
-        // BullMQ's client is an ioredis instance; its type here only lists the commands BullMQ calls.
-        const client = (await queue.queue.client) as unknown as { xrange(key: string, start: string, end: string): Promise<[string, string[]][]> };
+        // BullMQ's events stream, read with a client of our own (BullMQ 6 no longer types its client as ioredis).
+        const reader = new Redis(redisUrl!);
         const id = jobIdOf(key);
-        const entries = await client.xrange(`bull:${queueName}:events`, '-', '+');
+        const entries = await reader.xrange(`bull:${queueName}:events`, '-', '+').finally(() => reader.disconnect());
         let added = 0;
         let duplicated = 0;
         for (const [, fields] of entries) {
