@@ -61,18 +61,25 @@ describe('release check: the packed packages', () => {
   });
 
   it.each([
-    ['node10', { module: 'commonjs', moduleResolution: 'node10' }, ['check.ts']],
-    ['node16', { module: 'node16', moduleResolution: 'node16' }, ['check.cts', 'check.mts']],
-    ['bundler', { module: 'esnext', moduleResolution: 'bundler' }, ['check.ts']],
-  ] as const)('type-checks every entry under moduleResolution %s', async (profile, options, files) => {
+    ['node10', '5.9', { module: 'commonjs', moduleResolution: 'node10' }, ['check.ts']],
+    ['node16', '5.9', { module: 'node16', moduleResolution: 'node16' }, ['check.cts', 'check.mts']],
+    ['bundler', '5.9', { module: 'esnext', moduleResolution: 'bundler' }, ['check.ts']],
+    // TypeScript 7 no longer has node10 resolution.
+    ['node16', '7', { module: 'node16', moduleResolution: 'node16' }, ['check.cts', 'check.mts']],
+    ['bundler', '7', { module: 'esnext', moduleResolution: 'bundler' }, ['check.ts']],
+  ] as const)('type-checks every entry under moduleResolution %s with TypeScript %s', async (profile, ts, options, files) => {
     const source = typeCheckSource(await exportNames());
-    const dir = join(project.dir, `types-${profile}`);
+    const dir = join(project.dir, `types-${profile}-${ts}`);
     mkdirSync(dir, { recursive: true });
     for (const file of files) writeFileSync(join(dir, file), source);
     const compilerOptions = { ...options, target: 'es2022', strict: true, noEmit: true, types: ['node'], skipLibCheck: true };
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files }));
-    const result = await run(join(project.dir, 'node_modules/.bin/tsc'), ['-p', dir], { cwd: project.dir, env: outside }).catch((error: { stdout: string }) => error);
+    const tsc = ts === '7' ? [process.execPath, [join(project.dir, 'node_modules/typescript7/bin/tsc'), '-p', dir]] as const : [join(project.dir, 'node_modules/.bin/tsc'), ['-p', dir]] as const;
+    const result = await run(tsc[0], [...tsc[1]], { cwd: project.dir, env: outside }).catch((error: { stdout: string }) => error);
     expect(result.stdout).toBe('');
+    // The right compiler ran: TypeScript 7's tsc is a native binary behind the same bin name.
+    const { stdout: version } = await run(tsc[0], [...tsc[1].slice(0, -2), '--version'], { cwd: project.dir, env: outside });
+    expect(version).toMatch(ts === '7' ? /^Version 7\./ : /^Version 5\.9\./);
   });
 });
 
