@@ -2,7 +2,8 @@ import type { Log } from './logger.js';
 import type { Store } from './store.js';
 
 // When a receiver or a queue worker is created with a memory store where that store cannot
-// deduplicate, one warning per process and cause says so. Tiny on purpose: it is in every Worker
+// deduplicate, one warning per process and cause says so; and when a serverless platform may
+// freeze work answered 202, the first such answer says so. Tiny on purpose: it is in every Worker
 // bundle of core (scripts/check-size.mjs).
 
 /** On every memory store, not enumerable: the copy of core that made it, and whether it may warn. */
@@ -105,4 +106,22 @@ export function warnOfMemoryStore(store: Store, log: Log, user: MemoryStoreUser)
     const where = `here: @payhook/core is loaded ${copies.length} times in this process (Next.js: App Router and Pages Router routes, a \`next dev\` reload) and each copy's memory stores keep their own records`;
     once('several-copies', { copies: copies.length }, where, `Use ${SHARED}.`);
   }
+}
+
+/**
+ * Warn once per process, at the first 202 a handler past its budget got without the platform's
+ * `waitUntil`, when the platform is serverless: it may freeze or end the instance once the answer
+ * is sent, and the service, which has its 2xx, never sends the event again.
+ */
+export function warnOfFrozenWork(log: Log): void {
+  const g = globalThis as Globals & { [MEMORY_STORE_REGISTRY]?: Registry };
+  const platform = serverless(g, readEnv(g));
+  const registry = (g[MEMORY_STORE_REGISTRY] ??= { copies: {}, warned: [] });
+  if (!platform || registry.warned.includes('accepted-serverless')) return;
+  registry.warned.push('accepted-serverless');
+  log.write(
+    'warn',
+    { cause: 'accepted-serverless', platform: platform[0] },
+    `[@payhook/core] a handler ran past budgetMs and was answered 202 on ${platform[0]} with no waitUntil: the platform may freeze the work once the answer is sent, and the service will not send the event again. Pass the platform's waitUntil (Vercel, Netlify, Workers), or set afterBudget: 'retry' so the answer is 503 and the service retries.`,
+  );
 }

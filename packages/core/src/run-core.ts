@@ -4,7 +4,7 @@ import { createRouter, type EventHandler, type HandlerOptions } from './event-ro
 import type { PaymentEventName } from './lifecycle.js';
 import { needsClient, type resolveRunOptions } from './options.js';
 import type { RunSettings } from './pipeline/claim-and-run.js';
-import { warnOfMemoryStore, type MemoryStoreUser } from './memory-store-warning.js';
+import { warnOfFrozenWork, warnOfMemoryStore, type MemoryStoreUser } from './memory-store-warning.js';
 import { createLoopWatch } from './pipeline/loop-watch.js';
 import type { ErrorHandler } from './pipeline/outcome.js';
 import { createReporter } from './pipeline/report.js';
@@ -36,7 +36,8 @@ export function createRunCore(o: RunCoreOptions) {
   const failedTtlMs = failedTtl === undefined ? o.retentionMs : Math.max(o.retentionMs ?? 0, failedTtl);
   const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: failedTtlMs } } as const;
   const deadlines = (timersOutliveRequests ? createDeadlines : ownTimers)(o.clock);
-  const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord, doneOutcome: 'processed' };
+  const acceptedUnguarded = () => warnOfFrozenWork(o.log);
+  const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord, doneOutcome: 'processed', acceptedUnguarded };
   /**
    * `on`, `onAny` and `onError` for `self` (a receiver or a queue runner), each returning it;
    * `allowed` runs before a handler is registered (a receiver with a handoff refuses them).

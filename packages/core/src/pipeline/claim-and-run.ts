@@ -32,6 +32,8 @@ export interface RunSettings {
   doneRecord: Readonly<Record<Outcome, CompleteOptions>>;
   /** The answer at the budget when the platform gave no `waitUntil`: 202 (`accept`) or 503 (`retry`). */
   afterBudget: 'accept' | 'retry';
+  /** Called when a 202 leaves work running with no `waitUntil` to keep the platform from freezing it. */
+  acceptedUnguarded?: () => void;
   /** What a run that went to the end is: `processed`, or `queued` where the one step was a handoff's enqueue. */
   doneOutcome: 'processed' | 'queued';
   /** A copy that finds its event running: waits for it within the budget (`wait`), or answers 409 at once (`retry`). */
@@ -180,6 +182,7 @@ function withinBudget(
       // Past the budget: answer now, keep the claim alive while the handler runs, report its outcome later.
       // Where the platform may freeze after the answer and gave no waitUntil, 'retry' answers 503.
       resolve(reportOf(waitUntil || s.afterBudget === 'accept' ? 'accepted' : 'deferred', fields));
+      if (!waitUntil && s.afterBudget === 'accept') s.acceptedUnguarded?.();
       const key = fields.dedupeKey!;
       const extend = () => void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
       extend();
