@@ -32,6 +32,11 @@ export interface StartReferenceServiceOptions {
   webhookSecret?: string;
   /** Where the virtual clock starts. Default: now. */
   startAt?: Date | number;
+  /**
+   * The header the service signs its webhooks with: default `X-Service-Signature`, or
+   * `X-Epay-Signature` as ePay sends them. Give your receiver, `signedRequest` and `deliver` the same.
+   */
+  signatureHeader?: string;
   /** Other options of `createReferenceService` (rate limit, idempotency window…). */
   service?: Omit<ReferenceServiceOptions, 'merchants' | 'clock' | 'allowHttpCallbacks'>;
 }
@@ -120,11 +125,18 @@ export async function startReferenceService(options: StartReferenceServiceOption
   const relay = await startWebhookRelay();
   const { callbackUrl } = relay;
 
+  const header = options.signatureHeader;
+  if (header !== undefined && options.service?.signatureHeader !== undefined && options.service.signatureHeader.toLowerCase() !== header.toLowerCase()) {
+    await relay.close();
+    throw new TypeError(`[@payhook/testing] startReferenceService: signatureHeader is ${JSON.stringify(header)} but service.signatureHeader is ${JSON.stringify(options.service.signatureHeader)}; give it once, at the top.`);
+  }
+
   let service: ReferenceService;
   let running: RunningServer | undefined;
   try {
     service = createReferenceService({
       ...options.service,
+      ...(header !== undefined && { signatureHeader: header }),
       clock: 'manual',
       allowHttpCallbacks: true,
       merchants: [{ id: 'test', name: 'Test shop', apiKeys: [{ key: apiKey }], webhookSecret, callbackUrl }],
