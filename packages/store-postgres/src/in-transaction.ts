@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, QueryConfig } from 'pg';
-import { NAME } from './store-error.js';
+import { MAX_TIMER_MS, NAME } from './store-error.js';
 
 /**
  * Check a client out of `pool` for `work`, and hand it back. While it is held it listens for
@@ -102,8 +102,6 @@ export async function inTransaction(pool: Pool, limits: TransactionLimits, work:
     }
   });
 }
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** How long a transaction may run in all, and how long its BEGIN or ROLLBACK may wait for an answer. */
 export interface TransactionLimits {

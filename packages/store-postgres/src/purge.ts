@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '@payhook/core';
 import type pg from 'pg';
 import type { StoreHost } from './postgres-ledger.js';
 import { ledgerTable, quoteTable } from './schema.js';
-import { NAME, positiveMs, storeError } from './store-error.js';
+import { MAX_TIMER_MS, NAME, positiveMs, storeError } from './store-error.js';
 
 /** The store's periodic purge of the rows past their retention: the `purge` option of `postgresStore()`. */
 export interface PurgeOptions {
@@ -26,8 +26,6 @@ export interface PeriodicPurge {
 const DEFAULTS: Required<PurgeOptions> = { everyMs: 60 * 60 * 1000, batchSize: 10_000, maxRowsPerRun: 100_000 };
 // A purge runs outside any delivery's budget: it gets longer than the store's query timeout.
 const PURGE_TIMEOUT_MS = 30_000;
-// The longest delay a Node timer takes; past it the timer fires at once.
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * At most `$1` rows past their retention, found through the index on `expires_at` (the cutoff is

@@ -1,6 +1,9 @@
 /** The prefix of every message of the package. */
 export const NAME = '[@payhook/store-postgres]';
 
+/** The longest delay a Node timer takes (past it the timer fires at once), and the most Postgres's ms settings hold. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * The error a failed store query throws: what failed, for which key, why, and what to do. An
  * error of the package itself passes through unchanged.
