@@ -33,6 +33,16 @@ interface Registry {
 
 export type MemoryStoreUser = 'receiver' | 'worker';
 
+/** The process's registry, made by whichever copy of core needs it first. */
+const registryOf = (g: { [MEMORY_STORE_REGISTRY]?: Registry }): Registry => (g[MEMORY_STORE_REGISTRY] ??= { copies: {}, warned: [] });
+
+/** True the first time any copy of core asks for `cause` in this process: each cause is warned of once. */
+function firstTime(registry: Registry, cause: string): boolean {
+  if (registry.warned.includes(cause)) return false;
+  registry.warned.push(cause);
+  return true;
+}
+
 /** Called by memoryStore(): marks the store as this copy's. */
 export function markMemoryStore(store: Store, warn: boolean): void {
   Object.defineProperty(store, MEMORY_STORE, { value: { copy: THIS_COPY, warn } satisfies Mark });
@@ -90,10 +100,9 @@ export function warnOfMemoryStore(store: Store, log: Log, user: MemoryStoreUser)
   const mark = (store as { [MEMORY_STORE]?: Mark })[MEMORY_STORE];
   if (!mark?.warn) return;
   const g = globalThis as Globals & { [MEMORY_STORE_REGISTRY]?: Registry };
-  const registry = (g[MEMORY_STORE_REGISTRY] ??= { copies: {}, warned: [] });
+  const registry = registryOf(g);
   const once = (cause: string, fields: object, where: string, advice: string) => {
-    if (registry.warned.includes(cause)) return;
-    registry.warned.push(cause);
+    if (!firstTime(registry, cause)) return;
     log.write('warn', { cause, ...fields }, `[@payhook/core] the memory store cannot deduplicate ${where}, so a duplicate delivery that reaches another one runs its handlers again. ${advice} To silence this: memoryStore({ warn: false }).`);
   };
   const env = readEnv(g);
@@ -115,10 +124,11 @@ export function warnOfMemoryStore(store: Store, log: Log, user: MemoryStoreUser)
  */
 export function warnOfFrozenWork(log: Log): void {
   const g = globalThis as Globals & { [MEMORY_STORE_REGISTRY]?: Registry };
+  const registry = registryOf(g);
+  // Once warned, later 202s read nothing: the environment is looked at until the warning is given.
+  if (registry.warned.includes('accepted-serverless')) return;
   const platform = serverless(g, readEnv(g));
-  const registry = (g[MEMORY_STORE_REGISTRY] ??= { copies: {}, warned: [] });
-  if (!platform || registry.warned.includes('accepted-serverless')) return;
-  registry.warned.push('accepted-serverless');
+  if (!platform || !firstTime(registry, 'accepted-serverless')) return;
   log.write(
     'warn',
     { cause: 'accepted-serverless', platform: platform[0] },

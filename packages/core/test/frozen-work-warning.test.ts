@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, type LogLevel, type ReceiverOptions } from '../src/index.js';
-import { MEMORY_STORE_REGISTRY } from '../src/memory-store-warning.js';
+import { asFreshProcess } from './fresh-process.js';
 
 /**
  * Issue 33: on a serverless platform, a 202 past the budget with no `waitUntil` leaves work the
@@ -9,17 +9,7 @@ import { MEMORY_STORE_REGISTRY } from '../src/memory-store-warning.js';
  * process says so, at warn (the default level shows it).
  */
 const secret = 'whsec_frozen_work';
-const SERVERLESS_ENV = ['VERCEL', 'NETLIFY', 'FUNCTION_TARGET', 'K_SERVICE', 'AWS_LAMBDA_FUNCTION_NAME'];
-const registry = globalThis as { [MEMORY_STORE_REGISTRY]?: unknown };
-
-beforeEach(() => {
-  delete registry[MEMORY_STORE_REGISTRY];
-  for (const name of SERVERLESS_ENV) vi.stubEnv(name, undefined);
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-  delete registry[MEMORY_STORE_REGISTRY];
-});
+asFreshProcess();
 
 /** Two deliveries whose handler outlives a 100 ms budget; the platform warnings the receiver's logger got, and the answers. */
 async function twoSlowDeliveries(options: Partial<ReceiverOptions> = {}, waitUntil?: (work: Promise<unknown>) => void) {

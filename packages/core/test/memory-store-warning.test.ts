@@ -1,14 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, type LogLevel } from '../src/index.js';
 import { createJobRunner } from '../src/queue.js';
-import { MEMORY_STORE_REGISTRY } from '../src/memory-store-warning.js';
+import { asFreshProcess } from './fresh-process.js';
 
 type Core = typeof import('../src/index.js');
 type Queue = typeof import('../src/queue.js');
 
 const secret = 'whsec_memory_store_warning';
-const SERVERLESS_ENV = ['VERCEL', 'NETLIFY', 'FUNCTION_TARGET', 'K_SERVICE', 'AWS_LAMBDA_FUNCTION_NAME'];
 
 /** A logger that keeps every line, as a function logger gets it. */
 function recorder() {
@@ -29,19 +28,7 @@ async function anotherCopy(): Promise<{ core: Core; queue: Queue }> {
   return { core, queue };
 }
 
-const registry = globalThis as { [MEMORY_STORE_REGISTRY]?: unknown };
-
-beforeEach(() => {
-  // One warning per process and cause: each test starts as a fresh process would.
-  delete registry[MEMORY_STORE_REGISTRY];
-  // Whatever platform the tests run on, none of these is set unless a test sets it.
-  for (const name of SERVERLESS_ENV) vi.stubEnv(name, undefined);
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-  vi.unstubAllGlobals();
-  delete registry[MEMORY_STORE_REGISTRY];
-});
+asFreshProcess();
 
 describe('the memory store on a serverless platform', () => {
   const PLATFORMS: [string, string][] = [
