@@ -4,14 +4,15 @@
 // the offline tests. A newest major held back on purpose is named, with its reason, in
 // scripts/peers-held-back.json; it is reported, and does not fail the check.
 //
-// PAYHOOK_PEERS_LATEST='{"name":"version",…}' answers for the registry (the check's own test).
+// PAYHOOK_PEERS_LATEST='{"name":"version",…}' answers for the registry, and
+// PAYHOOK_PEERS_HELD_BACK='{"name":"reason",…}' stands for the file (the check's own test).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import semver from 'semver';
 
 const root = join(import.meta.dirname, '..');
-const heldBack = JSON.parse(readFileSync(join(root, 'scripts', 'peers-held-back.json'), 'utf8'));
+const heldBack = JSON.parse(process.env.PAYHOOK_PEERS_HELD_BACK ?? readFileSync(join(root, 'scripts', 'peers-held-back.json'), 'utf8'));
 const given = process.env.PAYHOOK_PEERS_LATEST ? JSON.parse(process.env.PAYHOOK_PEERS_LATEST) : undefined;
 const latest = new Map();
 const latestOf = (name) => {

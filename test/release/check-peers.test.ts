@@ -6,8 +6,11 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { root } from './fresh-project.js';
 
-const check = (latest: Record<string, string>) =>
-  promisify(execFile)(process.execPath, [join(root, 'scripts/check-peers.mjs')], { cwd: root, env: { ...process.env, PAYHOOK_PEERS_LATEST: JSON.stringify(latest) } }).then(
+const check = (latest: Record<string, string>, heldBack?: Record<string, string>) =>
+  promisify(execFile)(process.execPath, [join(root, 'scripts/check-peers.mjs')], {
+    cwd: root,
+    env: { ...process.env, PAYHOOK_PEERS_LATEST: JSON.stringify(latest), ...(heldBack && { PAYHOOK_PEERS_HELD_BACK: JSON.stringify(heldBack) }) },
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
@@ -29,9 +32,9 @@ describe('release check: check:peers', () => {
   });
 
   it('reports a major held back on purpose with its reason, without failing', async () => {
-    const r = await check({ 'raw-body': '4.0.0' });
+    const r = await check({ zod: '5.0.0' }, { zod: 'zod 5 changes the schemas payhook builds' });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^note @payhook\/core: dependency raw-body \^3\.0\.2 leaves out 4\.0\.0, npm's latest \(held back: raw-body 4 needs Node 22/m);
-    expect(r.stdout).toMatch(/1 held back\)$/m);
+    expect(r.stdout).toMatch(/^note @payhook\/core: dependency zod \^4\.6\.7 leaves out 5\.0\.0, npm's latest \(held back: zod 5 changes the schemas payhook builds\)$/m);
+    expect(r.stdout).toMatch(/3 held back\)$/m);
   });
 });

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import getRawBody from 'raw-body';
 import { adapterOf, type BodyDeadline, type RawDelivery } from './adapter.js';
 import { signatureHeaderSeen } from './options.js';
 import type { ReceiverResult } from './pipeline/outcome.js';
@@ -63,30 +62,30 @@ async function readNodeBody(req: ParsedRequest, limit: number, deadline: BodyDea
   // what counts is whether the stream was read.
   const read = req._body === true || req.readableDidRead || req.readableEnded || !req.readable;
   if (read) return { problem: 'unavailable', parsed: req.body };
-  let timer: unknown;
-  const late = new Promise<NodeBody>((resolve) => {
-    timer = deadline.clock.setTimeout(() => {
-      // Stop taking bytes; the answer closes the connection.
-      req.unpipe();
-      req.pause();
-      resolve({ problem: 'too-slow' });
-    }, deadline.ms);
+  return new Promise<NodeBody>((resolve) => {
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const finish = (result: NodeBody, stop = false) => {
+      deadline.clock.clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      // Stop taking bytes; the answer closes the connection (lingerOnClose drains what is left).
+      if (stop) req.unpipe().pause();
+      resolve(result);
+    };
+    const onData = (chunk: Uint8Array) => {
+      total += chunk.byteLength;
+      if (total > limit) return finish({ problem: 'too-large' }, true);
+      chunks.push(chunk);
+    };
+    // Node's parser ends the stream only once every byte Content-Length (or chunking) promised came.
+    const onEnd = () => finish({ body: Buffer.concat(chunks, total) });
+    const onError = (error: Error) => finish({ problem: 'unreadable', error });
+    const onClose = () => finish({ problem: 'unreadable', error: new Error('request aborted before its body ended') });
+    const timer = deadline.clock.setTimeout(() => finish({ problem: 'too-slow' }, true), deadline.ms);
+    if (declared > limit) return finish({ problem: 'too-large' }, true);
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
-  const bytes = getRawBody(req, { length: req.headers['content-length'], limit }).then(
-    (body): NodeBody => ({ body }),
-    (error: unknown): NodeBody => {
-      const type = (error as { type?: string }).type;
-      if (type === 'entity.too.large') return { problem: 'too-large' };
-      if (type === 'stream.not.readable') return { problem: 'unavailable' };
-      // Aborted uploads and a Content-Length that does not match the bytes sent.
-      return { problem: 'unreadable', error };
-    },
-  );
-  try {
-    return await Promise.race([bytes, late]);
-  } finally {
-    deadline.clock.clearTimeout(timer);
-  }
 }
 
 /** How long a connection answered with `Connection: close` keeps taking (and dropping) the rest of its body. */

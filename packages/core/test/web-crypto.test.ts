@@ -116,6 +116,5 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     const node = await inputs(['node']);
     expect(node.imports).toEqual(expect.arrayContaining(['crypto']));
     expect(node.files.join('\n')).toMatch(/platform\/node/);
-    expect(node.files.join('\n')).toMatch(/raw-body/);
   });
 });
