@@ -20,9 +20,11 @@ const table = `payhook_ledger_e2e_${Date.now().toString(36)}`;
 const env = { LEDGER_PG_URL: pgUrl ?? '', LEDGER_TABLE: table, LEDGER_RUN: run, LEDGER_SECRET: SECRET };
 
 /** The `payhook` command as a merchant runs it, in its own process; its exit code and output. */
-async function payhook(args: string[], extraEnv: Record<string, string> = {}) {
+const payhook = (args: string[], extraEnv: Record<string, string> = {}) => node(['--import', 'tsx', BIN, ...args, '--app', APP], extraEnv);
+/** `node` with these arguments, from the repository's root (where node_modules/@payhook/core is core, as in a merchant's app). */
+async function node(argv: string[], extraEnv: Record<string, string> = {}) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', BIN, ...args, '--app', APP], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, argv, {
       cwd: root,
       env: { ...process.env, ...env, ...extraEnv },
       timeout: 60_000,
@@ -114,7 +116,7 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(references.map((r, i) => [`${r}:${i < 2 ? 'payment.success' : 'payment.cancelled'}`, 1])));
 
     // Nothing is left open, and a second retry or a replay runs nothing again.
-    expect((await payhook(['dead-letters', 'list'])).stdout).toContain('no deliveries match');
+    expect((await payhook(['dead-letters', 'list'])).stdout).toBe('no open dead letters\n');
     expect((await payhook(['dead-letters', 'retry'], { APP_FIXED: '1' })).stdout).toContain('0 of 0 dead letters closed');
     const again = await payhook(['replay', paid!.id], { APP_FIXED: '1' });
     expect(again.stdout).toMatch(/: duplicate \(200\)/);
@@ -131,5 +133,31 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     const unknown = await payhook(['deliveries', 'frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown command: deliveries frobnicate/);
+    // payhook's own error (replay's, for an id not in the ledger): its message once, and no stack.
+    const replayed = await payhook(['replay', 'nope']);
+    expect(replayed.code).toBe(1);
+    expect(replayed.stdout).toBe('');
+    expect(replayed.stderr).toMatch(/^\[@payhook\/core\] no delivery "nope" in the ledger: .* List the recorded ones with `payhook deliveries list`\.\n$/);
+  }, 60_000);
+
+  it('names the command that loads a TypeScript app, and that command works', async () => {
+    // Node 22.6+ can strip types itself: turned off, so this runs as on Node 20.
+    const strip = (process.features as { typescript?: unknown }).typescript ? ['--no-experimental-strip-types'] : [];
+    const plain = await node([...strip, BIN, 'deliveries', 'list', '--reference', `${run}-x`, '--app', APP]);
+    expect(plain.code).toBe(2);
+    expect(plain.stdout).toBe('');
+    expect(plain.stderr).toMatch(/^\[@payhook\/core\] payhook: cannot load test\/ledger\/app\.ts: Node does not run TypeScript by itself \(Unknown file extension "\.ts" for .*\)\. Run the command through tsx/);
+    expect(plain.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|^\s+at /m);
+    const suggested = /^ {2}node (.+)$/m.exec(plain.stderr)?.[1];
+    expect(suggested).toBe(`--import tsx node_modules/@payhook/core/bin/payhook.mjs deliveries list --reference ${run}-x --app test/ledger/app.ts`);
+    const again = await node([...strip, ...suggested!.split(' ')]);
+    expect(again).toEqual({ code: 0, stdout: 'no deliveries match\n', stderr: '' });
+  }, 60_000);
+
+  it('says that an app whose ledger is in memory cannot be read by the command, and what to use', async () => {
+    const memory = await node(['--import', 'tsx', BIN, 'deliveries', 'list', '--app', 'test/ledger/memory-app.ts']);
+    expect(memory.code).toBe(2);
+    expect(memory.stdout).toBe('');
+    expect(memory.stderr).toMatch(/^\[@payhook\/core\] payhook: the app's store keeps its ledger in memory \(memoryStore\), which lives in the app's own process: this command runs in another, and cannot read it\. Keep the ledger in Redis or Postgres: redisStore\(\{ url, ledger: true \}\) .* or postgresStore\(\{ connectionString, ledger: true \}\)/);
   }, 60_000);
 });

@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { printList, show } from './cli-print.js';
 import { escapeText } from './escape-text.js';
 import { retryDeadLetters } from './dead-letters.js';
 import { eraseDeliveries } from './erase.js';
 import { errorMessage } from './errors.js';
-import type { LedgerEntry, LedgerQuery } from './ledger.js';
+import { pageSize, type LedgerQuery } from './ledger.js';
+import { isMemoryLedger } from './memory-ledger.js';
 import type { DeliveryReport } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
 
@@ -56,9 +58,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(USAGE);
     return o.help ? 0 : 2;
   }
-  const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP);
+  const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP, argv);
   const ledger = receiver.store.ledger;
   if (!ledger) throw new UsageError("the app's store keeps no ledger: create it with a `ledger` option, e.g. postgresStore({ connectionString, ledger: true }).");
+  if (isMemoryLedger(ledger)) {
+    throw new UsageError(
+      "the app's store keeps its ledger in memory (memoryStore), which lives in the app's own process: this command runs in another, and cannot read it. Keep the ledger in Redis or Postgres: redisStore({ url, ledger: true }) from @payhook/store-redis or postgresStore({ connectionString, ledger: true }) from @payhook/store-postgres.",
+    );
+  }
   const query = (): LedgerQuery => ({
     reference: o.reference,
     event: o.event,
@@ -68,15 +75,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     before: o.before,
     limit: o.limit === undefined ? undefined : Number(o.limit),
   });
+  // One page, and the next page's --before only when a record lies past it (a full page may be the last).
+  const list = async (q: LedgerQuery, empty: string) => {
+    const entries = await ledger.list(q);
+    const last = entries.at(-1)?.id;
+    const more = !o.json && last !== undefined && entries.length >= pageSize(q, '[@payhook/core]') && (await ledger.list({ ...q, before: last, limit: 1 })).length > 0;
+    printList(entries, { json: o.json, empty, next: more ? last : undefined });
+    return 0;
+  };
   try {
-    if (group === 'deliveries' && verb === 'list') return print(await ledger.list(query()), o.json);
+    if (group === 'deliveries' && verb === 'list') return await list(query(), 'no deliveries match');
     if (group === 'deliveries' && verb === 'erase' && ids.length === 0) {
       if (o.reference === undefined && o.email === undefined && o.phone === undefined) throw new UsageError('say whose deliveries to erase: --reference <ref>, --email <email> or --phone <phone>.');
       const { erased } = await eraseDeliveries(ledger, { reference: o.reference, email: o.email, phone: o.phone });
       console.log(o.json ? JSON.stringify({ erased }) : `erased ${erased} records`);
       return 0;
     }
-    if (group === 'dead-letters' && verb === 'list') return print(await ledger.list({ ...query(), deadLetters: 'open' }), o.json);
+    if (group === 'dead-letters' && verb === 'list') return await list({ ...query(), deadLetters: 'open' }, 'no open dead letters');
     if (group === 'deliveries' && verb === 'show' && ids.length === 1) {
       const entry = await ledger.get(ids[0]!);
       if (!entry) throw new UsageError(`no delivery ${ids[0]} in the ledger; list them with \`payhook deliveries list\`.`);
@@ -103,15 +118,23 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-async function loadReceiver(file: string | undefined): Promise<Receiver> {
+async function loadReceiver(file: string | undefined, argv: readonly string[]): Promise<Receiver> {
   if (!file) throw new UsageError('say where your receiver is: --app ./src/webhooks.js (or PAYHOOK_APP), a module that exports it as `receiver` or default.');
-  const mod = (await import(pathToFileURL(resolve(file)).href)) as { receiver?: unknown; default?: unknown };
+  const mod = (await import(pathToFileURL(resolve(file)).href).catch((error: unknown) => {
+    // Node runs no TypeScript by itself: name the command that does, rather than Node's stack.
+    if ((error as { code?: unknown } | null)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/"\.[cm]?tsx?"/.test(errorMessage(error))) throw error;
+    const again = ['node --import tsx node_modules/@payhook/core/bin/payhook.mjs', ...argv.map(quote)].join(' ');
+    throw new UsageError(`cannot load ${file}: Node does not run TypeScript by itself (${errorMessage(error)}). Run the command through tsx (npm install -D tsx):\n\n  ${again}\n\nor point --app at the built JavaScript.`);
+  })) as { receiver?: unknown; default?: unknown };
   const found = [mod.receiver, mod.default, (mod.default as { receiver?: unknown } | undefined)?.receiver].find(
     (x): x is Receiver => typeof (x as Receiver | undefined)?.replay === 'function',
   );
   if (!found) throw new UsageError(`${file} exports no receiver: export the one createReceiver() made, as \`export const receiver = …\` or default.`);
   return found;
 }
+
+/** An argument as a POSIX shell reads it back. */
+const quote = (arg: string) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`);
 
 function time(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
@@ -124,60 +147,16 @@ const summary = (r: DeliveryReport) => ({ deliveryId: r.deliveryId, outcome: r.o
 /** Why a replay ran nothing, or failed: its error, after the answer. */
 const why = (r: DeliveryReport) => (r.error === undefined ? '' : ` - ${errorMessage(r.error)}`);
 
-// Every value printed comes from the ledger, which holds what anyone sent: each goes through
-// escapeText (escape-text.ts), so no control character, newline or bidi control reaches the terminal.
-function print(entries: LedgerEntry[], json: boolean | undefined): number {
-  if (json) {
-    for (const e of entries) console.log(escapeText(JSON.stringify(e), true));
-    return 0;
-  }
-  if (entries.length === 0) {
-    console.log('no deliveries match');
-    return 0;
-  }
-  const rows = entries.map((e) =>
-    [
-      e.id,
-      Number.isFinite(e.receivedAt) ? new Date(e.receivedAt).toISOString() : String(e.receivedAt),
-      e.source,
-      e.event ?? '-',
-      e.reference ?? '-',
-      // Whether the sender was who it said: a 401's reference and event are anyone's text.
-      e.signature === 'valid' || e.signature === 'invalid' ? e.signature : '-',
-      `${e.status} ${e.outcome}${e.late ? ` -> ${e.late.outcome}` : ''}`,
-      `${e.durationMs}ms`,
-      [e.deadLetter && (e.deadLetter.retriedBy ? 'dead (retried)' : `dead: ${e.deadLetter.reason}`), e.forced && 'forced'].filter(Boolean).join(' '),
-    ].map((cell) => escapeText(String(cell))),
-  );
-  const head = ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'REFERENCE', 'SIG', 'ANSWER', 'TOOK', ''];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const r of [head, ...rows]) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
-  console.log(`\n${entries.length} shown; the next page: --before ${escapeText(String(entries.at(-1)!.id))}`);
-  return 0;
-}
-
-function show(e: LedgerEntry): string {
-  const { body, ...rest } = e;
-  const lines = Object.entries(rest).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
-  if (body !== undefined) {
-    // Split only JSON.stringify's own lines (it escapes newlines within strings); any other body is one line.
-    let pretty = [String(body)];
-    try {
-      if (e.bodyEncoding === 'utf8') pretty = JSON.stringify(JSON.parse(body), null, 2).split('\n');
-    } catch {}
-    lines.push('body:', ...pretty);
-  }
-  return lines.map((line) => escapeText(line)).join('\n');
-}
-
 export function run(argv: readonly string[]): void {
   main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {
       const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-      // A usage error's lines are the command's own; any other message may quote a record: one escaped line, then the stack's frames.
-      const lines = usage ? `${(error as Error).message}`.split('\n') : [String(error), ...((error as Error)?.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l))];
-      lines[0] = `[@payhook/core] payhook: ${lines[0]}`;
+      // payhook's own errors (a replay's unknown id, a store that cannot be reached) name their package and say what to do: the message alone.
+      const own = !usage && error instanceof Error && error.message.startsWith('[@payhook/');
+      // A usage error's lines are the command's own; any other message may quote a record: one escaped line (then, unless payhook's own, the stack's frames).
+      const lines = usage ? (error as Error).message.split('\n') : own ? [error.message] : [String(error), ...((error as Error)?.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l))];
+      if (!own) lines[0] = `[@payhook/core] payhook: ${lines[0]}`;
       console.error(lines.map((line) => escapeText(line)).join('\n'));
       process.exit(usage ? 2 : 1);
     },
