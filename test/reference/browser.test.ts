@@ -71,6 +71,7 @@ describe.runIf(run)('checkout page and dashboard in headless Chromium', () => {
     await page.goto(checkoutUrl);
     expect(await page.textContent('#status')).toBe('processing');
     expect(await page.textContent('#amount')).toBe('100.00 ETB');
+    expect(await page.textContent('h1')).toBe('Pay 100.00 ETB to Shop <Test>');
     // Hostile input is shown as text, never run.
     expect(await page.textContent('body')).toContain('<script>window.__pwned = 1</script>');
     expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
@@ -90,6 +91,12 @@ describe.runIf(run)('checkout page and dashboard in headless Chromium', () => {
     const row = page.locator('#transactions tr', { hasText: reference });
     expect(await row.locator('.status').textContent()).toBe('completed');
     expect(await row.textContent()).toContain('payment.success: delivered');
+    // The search finds it by its merchant reference, and shows the search back as text.
+    await page.fill('input[name=q]', '<script>window.__pwned');
+    await page.selectOption('select[name=status]', 'completed');
+    await Promise.all([page.waitForURL(/status=completed&q=/), page.click('#filter')]);
+    expect(await page.locator('#transactions tbody tr').count()).toBe(1);
+    expect(await page.inputValue('input[name=q]')).toBe('<script>window.__pwned');
     await Promise.all([page.waitForURL(/\/_dashboard\/transactions\//), row.locator('a').click()]);
     expect(await page.textContent('#status')).toBe('completed');
     expect(await page.locator('#timeline').textContent()).toContain('payment_completed');
@@ -203,5 +210,38 @@ describe.runIf(run)('checkout page and dashboard in headless Chromium', () => {
     expect(forged.status()).toBe(403);
     expect((await s.call('GET', `/v1/transactions/${reference}`)).json.status).toBe('refunding');
     await page.close();
+  });
+
+  it('after an action the page follows the new delivery until it is answered, with no reload by hand', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow = await receiver(async (n, _req, res) => {
+      if (n > 1) await held;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"outcome":"processed"}');
+    });
+    const page = await browser.newPage();
+    try {
+      const { reference } = await initialize({ customerPhone: '0900000010', callbackUrl: slow.url });
+      await s.service.clock.advance(0);
+      await page.goto(`${s.url}/_dashboard/transactions/${reference}`);
+      expect(await page.locator('#refreshing').count()).toBe(0);
+      let loads = 0;
+      page.on('load', () => loads++);
+      await submit(page, page.url(), '#action-refund');
+      const refund = page.locator('.delivery', { hasText: 'payment.refunding' });
+      expect(await refund.locator('.state').textContent()).toBe('pending');
+      expect(await page.locator('#refreshing').count()).toBe(1);
+
+      release();
+      await refund.locator('tr.attempt .response-status').waitFor({ timeout: 10_000 });
+      expect(await refund.locator('tr.attempt .response-status').textContent()).toBe('200');
+      expect(await refund.locator('.state').textContent()).toBe('delivered');
+      expect(await page.locator('#refreshing, meta[http-equiv=refresh]').count()).toBe(0);
+      // The redirect after the post, then at least one reload the page made itself.
+      expect(loads).toBeGreaterThanOrEqual(2);
+    } finally {
+      await page.close();
+      await slow.close();
+    }
   });
 });

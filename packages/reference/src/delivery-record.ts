@@ -45,9 +45,11 @@ export interface Delivery {
   resendOf?: string | null;
   /** Why the delivery was never attempted (no callback URL, refused URL), else null. */
   error: string | null;
-  /** The exact bytes sent, and their signature header. */
+  /** The exact bytes sent, and their signature header's value. */
   body: string;
   signature: string;
+  /** The header the signature is sent in, lower case (absent in state files saved before it was recorded). */
+  signatureHeader?: string;
 }
 
 export interface DeliveryFilter {

@@ -92,6 +92,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       error: problem,
       body: from.body,
       signature: from.signature,
+      signatureHeader,
     };
     deliveries.push(d);
     changed();
@@ -108,9 +109,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const at = startedAt + RETRY_DELAYS_MS[number - 1]!;
       d.state = 'retrying';
       d.nextAttemptAt = iso(at);
-      clock.at(at, () => {
-        attempt(d);
-      });
+      clock.at(at, () => attempt(d));
     }
     safely(() => options.onAttempt?.(d, a));
     changed();

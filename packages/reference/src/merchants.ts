@@ -19,6 +19,9 @@ export type Permission = (typeof PERMISSIONS)[number];
 
 export type Mode = 'sandbox' | 'live';
 
+/** The merchant made when none is configured; its name is what the checkout page shows ("Pay 100.00 ETB to Demo shop"). */
+export const DEFAULT_MERCHANT = { id: 'default', name: 'Demo shop' } as const;
+
 /** One API key of a merchant, as configured. Give the key itself or only its sha256 hex digest. */
 export interface ApiKeyConfig {
   /** `sk_test_…` (sandbox) or `sk_live_…` (live). Hashed at once; never kept or logged in plain text. */
@@ -36,7 +39,7 @@ export interface ApiKeyConfig {
 export interface MerchantConfig {
   /** Default: `merchant_<n>`. */
   id?: string;
-  /** Shown on the checkout page. Default: the id. */
+  /** Shown on the checkout page ("Pay 100.00 ETB to <name>"). Default: the id. */
   name?: string;
   apiKeys: ApiKeyConfig[];
   /** Addresses or CIDR ranges allowed to call the API; `*` allows any. Default: loopback only. */

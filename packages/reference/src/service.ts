@@ -10,6 +10,7 @@ import { ApiError, failure } from './http.js';
 import { createIdempotencyStore } from './idempotency.js';
 import {
   createMerchantRegistry,
+  DEFAULT_MERCHANT,
   generateApiKey,
   generateWebhookSecret,
   isLoopback,
@@ -108,7 +109,7 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
   let configs = options.merchants;
   if (!configs || configs.length === 0) {
     generated = { apiKey: generateApiKey('sandbox'), webhookSecret: generateWebhookSecret() };
-    configs = [{ id: 'default', apiKeys: [{ key: generated.apiKey }], webhookSecret: generated.webhookSecret }];
+    configs = [{ ...DEFAULT_MERCHANT, apiKeys: [{ key: generated.apiKey }], webhookSecret: generated.webhookSecret }];
   }
   for (const m of configs) {
     const problem = m.callbackUrl === undefined ? null : callbackUrlProblem(m.callbackUrl, allowHttpCallbacks);

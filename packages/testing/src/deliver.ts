@@ -63,7 +63,7 @@ export async function deliver(
     const signature = sign(body, options.secret);
     const { event, reference } = describe(body);
     for (let copy = 1; copy <= duplicates; copy++) {
-      runs.push({ index: 0, event, reference, copy, body, signature, state: 'failed', attempts: [] });
+      runs.push({ index: 0, event, reference, copy, body, signature, signatureHeader: header, state: 'failed', attempts: [] });
     }
   }
   const reorder = options.reorder === true ? 'reverse' : options.reorder || undefined;

@@ -32,6 +32,8 @@ export interface DeliveryRun {
   /** The exact bytes sent and their signature. */
   body: string | Uint8Array;
   signature: string;
+  /** The header the signature was sent in, lower case (`x-service-signature` unless `signatureHeader` said otherwise). */
+  signatureHeader: string;
   /** `delivered` once an attempt got a 2xx; `failed` when the schedule ran out. */
   state: 'delivered' | 'failed';
   attempts: DeliveryAttemptReport[];

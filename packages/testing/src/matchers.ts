@@ -1,6 +1,6 @@
 import { defaultDedupeKey, type PaymentEvent, type PaymentEventName, type Receiver, type Store, type StoreRecord } from '@payhook/core';
 import { createEvent } from './create-event.js';
-import type { DeliverResult, DeliveryRun } from './deliver.js';
+import { deliveredItems, deliveredMessage } from './delivered-matcher.js';
 import { isHandlerRuns, type HandlerRuns } from './handler-runs.js';
 
 /** What a matcher returns: the shape vitest's and jest's `expect.extend` both take. */
@@ -37,7 +37,8 @@ export interface PayhookMatchers<R = unknown> {
   toHaveProcessedExactlyOnce(reference: string, event: PaymentEventName, options?: ProcessedOptions): Promise<R>;
   /**
    * Every delivery got a 2xx: a `deliver()` result, one of its deliveries, or the reference
-   * service's `Delivery` records (`ref.deliveries()`).
+   * service's `Delivery` records (`ref.deliveries()`). Its message lists each attempt's status and
+   * the receiver's outcome (`401 unauthorized`), with a hint when the signature was refused.
    */
   toHaveBeenDelivered(): R;
 }
@@ -157,37 +158,13 @@ export const payhookMatchers = {
   },
 
   toHaveBeenDelivered(this: MatcherContext, received: unknown): MatcherResult {
-    type Item = { label: string; state: string; statuses: (number | null)[] };
-    const items: Item[] = [];
-    const add = (value: unknown): boolean => {
-      const v = value as Partial<DeliveryRun> & { id?: string; attempts?: { status: number | null }[] };
-      if (typeof v !== 'object' || v === null || typeof v.state !== 'string' || !Array.isArray(v.attempts)) return false;
-      items.push({
-        label: `${v.id ?? `delivery ${v.index ?? items.length}`} (${v.event ?? '?'} ${v.reference ?? ''})`.replace(/ \)$/, ')'),
-        state: v.state,
-        statuses: v.attempts.map((a) => a.status),
-      });
-      return true;
-    };
-    const result = received as Partial<DeliverResult> | undefined;
-    const ok =
-      typeof result === 'object' && result !== null && Array.isArray(result.deliveries)
-        ? result.deliveries.every(add)
-        : Array.isArray(received)
-          ? received.every(add)
-          : add(received);
-    if (!ok) {
+    const items = deliveredItems(received);
+    if (!items) {
       throw new TypeError(
         `[@payhook/testing] toHaveBeenDelivered checks a deliver() result, one of its deliveries, or ref.deliveries(); got ${show(this, received)}.`,
       );
     }
     const pass = items.length > 0 && items.every((i) => i.state === 'delivered');
-    const lines = items.map((i) => `  ${i.label}: ${i.state}, attempts answered ${i.statuses.map((s) => s ?? 'nothing').join(', ') || 'none'}`);
-    return {
-      pass,
-      message: () =>
-        (pass ? 'expected some delivery not to have been delivered, but every one got a 2xx:\n' : items.length === 0 ? 'expected deliveries, but there were none' : 'expected every delivery to get a 2xx:\n') +
-        lines.join('\n'),
-    };
+    return { pass, message: () => deliveredMessage(items, pass) };
   },
 };

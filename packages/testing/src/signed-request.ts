@@ -10,16 +10,24 @@ export interface SignOptions {
   signatureHeader?: string;
 }
 
-export interface SignedBody {
+/**
+ * A signed body. `body` is a `string` for an event object or a string (pass it to `fetch`,
+ * `JSON.parse` or supertest as is), and the very bytes given (typed as given) for a `Uint8Array`.
+ */
+export interface SignedBody<Body extends string | Uint8Array = string | Uint8Array> {
   /** The exact bytes that were signed: send them unchanged. */
-  body: string | Uint8Array;
+  body: Body;
   /** `content-type` and the signature header (`x-service-signature` unless `signatureHeader` says otherwise), as the service sends them. */
   headers: { 'content-type': string; 'x-service-signature': string } & Record<string, string>;
   /** The signature header's value, `sha256=<hex>`. */
   signature: string;
 }
 
+/** The body type of `signedBody(x)`: the bytes' own type for bytes (they are sent as given), `string` for an event or a string. */
+export type BodyOf<T extends EventOrBytes> = T extends Uint8Array ? T : string;
+
 /** Turn an event or bytes into the body the service would send. */
+export function toBody<T extends EventOrBytes>(eventOrBytes: T): BodyOf<T>;
 export function toBody(eventOrBytes: EventOrBytes): string | Uint8Array {
   if (typeof eventOrBytes === 'string' || eventOrBytes instanceof Uint8Array) return eventOrBytes;
   if (eventOrBytes === null || typeof eventOrBytes !== 'object') {
@@ -43,7 +51,7 @@ function checkSecret(options: SignOptions | undefined, fn: string): string {
  * const delivery = signedBody(createEvent('payment.success'), { secret });
  * await request(app).post('/webhooks').set(delivery.headers).send(delivery.body).expect(200);
  */
-export function signedBody(eventOrBytes: EventOrBytes, options: SignOptions): SignedBody {
+export function signedBody<T extends EventOrBytes>(eventOrBytes: T, options: SignOptions): SignedBody<BodyOf<T>> {
   const secret = checkSecret(options, 'signedBody');
   const body = toBody(eventOrBytes);
   const signature = sign(body, secret);

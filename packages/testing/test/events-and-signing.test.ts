@@ -1,9 +1,9 @@
 import express from 'express';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createReceiver, EVENT_NAMES, paymentEventSchema, verifySignature } from '@payhook/core';
 import { payhookExpress } from '@payhook/express';
-import { createEvent, createEvents, signedBody, signedRequest } from '@payhook/testing';
+import { createEvent, createEvents, signedBody, signedRequest, type EventOrBytes } from '@payhook/testing';
 
 const secret = 'whsec_signing_tests';
 const quiet = { info() {}, warn() {}, error() {} };
@@ -84,8 +84,8 @@ describe('signedBody and signedRequest', () => {
     app.all('/webhooks', payhookExpress(receiver));
     const another = createEvent('payment.success');
     const delivery = signedBody(another, { secret });
-    await request(app).post('/webhooks').set(delivery.headers).send(delivery.body as string).expect(200, { outcome: 'processed' });
-    await request(app).post('/webhooks').set(delivery.headers).send(delivery.body as string).expect(200, { outcome: 'duplicate' });
+    await request(app).post('/webhooks').set(delivery.headers).send(delivery.body).expect(200, { outcome: 'processed' });
+    await request(app).post('/webhooks').set(delivery.headers).send(delivery.body).expect(200, { outcome: 'duplicate' });
     expect(handled).toEqual(['payment.refunded', 'payment.success']);
   });
 
@@ -95,5 +95,23 @@ describe('signedBody and signedRequest', () => {
     const response = await receiver.handle(signedRequest(bytes, { secret, url: 'http://shop.test/hooks' }));
     expect(response.status).toBe(200);
     expect(signedBody(bytes, { secret }).body).toBe(bytes);
+  });
+
+  it('types body as a string for an event or a string, and as the bytes given for bytes (checked by tsc in `pnpm test`)', async () => {
+    const event = createEvent('payment.success');
+    const signed = signedBody(event, { secret });
+    expectTypeOf(signed.body).toEqualTypeOf<string>();
+    expectTypeOf(signedBody('{"event":"payment.success"}', { secret }).body).toEqualTypeOf<string>();
+    expectTypeOf(signedBody(new TextEncoder().encode('{}'), { secret }).body).toEqualTypeOf<Uint8Array<ArrayBuffer>>();
+    const buffer = Buffer.from('{}');
+    expectTypeOf(signedBody(buffer, { secret }).body).toEqualTypeOf<typeof buffer>();
+    const either = event as EventOrBytes;
+    expectTypeOf(signedBody(either, { secret }).body).toEqualTypeOf<string | Uint8Array>();
+
+    // Without a cast: JSON.parse and fetch's Request take it as it is.
+    expect(JSON.parse(signed.body)).toEqual(event);
+    const receiver = createReceiver({ secret, logger: quiet }).onAny(() => {});
+    const response = await receiver.handle(new Request('http://shop.test/webhooks', { method: 'POST', headers: signed.headers, body: signed.body }));
+    expect(response.status).toBe(200);
   });
 });

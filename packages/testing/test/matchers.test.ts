@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, memoryStore, NonRetriableError } from '@payhook/core';
-import { createEvent, deliver, payhookMatchers, recordRuns } from '@payhook/testing';
+import { createEvent, deliver, payhookMatchers, recordRuns, startReferenceService } from '@payhook/testing';
 
 expect.extend(payhookMatchers);
 
@@ -100,6 +100,41 @@ describe('toHaveBeenDelivered', () => {
     expect(ok.deliveries[0]).toHaveBeenDelivered();
     expect(() => expect(42).toHaveBeenDelivered()).toThrow(/^\[@payhook\/testing\] toHaveBeenDelivered checks a deliver\(\) result/);
     expect([]).not.toHaveBeenDelivered();
+  });
+
+  it("names each attempt's outcome, and for refused signatures says to check the secret and the header the service sent", async () => {
+    const receiver = createReceiver({ secret: 'whsec_not_the_one', store: memoryStore(), logger: quiet }).onAny(() => {});
+    const refused = await deliver(receiver, createEvent('payment.success'), { secret, signatureHeader: 'X-Epay-Signature', retrySchedule: [1_000] });
+    const message = await failure(() => expect(refused).toHaveBeenDelivered());
+    expect(message).toMatch(/^expected every delivery to get a 2xx:\n {2}delivery 0 \(payment\.success ref_\S+\): failed, attempts answered 401 unauthorized, 401 unauthorized\n/);
+    expect(message).toMatch(/hint: the receiver refused the signature \(401\): check that the receiver's secret is the webhook secret the service signs with/);
+    expect(message).toMatch(/the receiver's signatureHeader names the header the service sent, x-epay-signature\.$/);
+
+    // Other refusals get their outcome and no signature hint; a missing answer says why.
+    const failing = createReceiver({ secret, store: memoryStore(), logger: quiet }).onAny(() => {
+      throw new Error('down');
+    });
+    const failed = await deliver(failing, createEvent('payment.success'), { secret, retrySchedule: false });
+    expect(await failure(() => expect(failed).toHaveBeenDelivered())).toMatch(/attempts answered 500 failed$/);
+    const broken = () => {
+      throw new Error('socket hang up');
+    };
+    const unanswered = await deliver(broken, createEvent('payment.success'), { secret, retrySchedule: false });
+    expect(await failure(() => expect(unanswered).toHaveBeenDelivered())).toMatch(/attempts answered no answer \(connection error: socket hang up\)$/);
+  });
+
+  it("reads the reference service's recorded answers: outcome and signature header", async () => {
+    const ref = await startReferenceService();
+    try {
+      await ref.deliverTo(createReceiver({ secret: 'whsec_not_the_one', store: memoryStore(), logger: quiet }).onAny(() => {}));
+      const { reference } = await ref.createTransaction();
+      await ref.pay(reference);
+      const message = await failure(() => expect(ref.deliveries({ reference })).toHaveBeenDelivered());
+      expect(message).toMatch(/^expected every delivery to get a 2xx:\n {2}dlv_1 \(payment\.success P\w+\): retrying, attempts answered 401 unauthorized\n/);
+      expect(message).toMatch(/signatureHeader names the header the service sent, x-service-signature\.$/);
+    } finally {
+      await ref.close();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { generateApiKey, generateWebhookSecret, hashKey, type ApiKeyConfig, type MerchantConfig } from '../merchants.js';
+import { DEFAULT_MERCHANT, generateApiKey, generateWebhookSecret, hashKey, type ApiKeyConfig, type MerchantConfig } from '../merchants.js';
 import type { StateFile } from '../state.js';
 import { UsageError } from './common.js';
 
@@ -77,7 +77,7 @@ export function setupMerchants(flags: ServeFlags, config: ConfigFile, saved: Sta
     shown.push(`  webhook secret  ${first.webhookSecret.slice(0, 8)}… (kept in the state file)`);
   } else {
     merchants = config.merchants?.length ? config.merchants.map((m) => ({ ...m })) : [];
-    if (merchants.length === 0) merchants.push({ id: 'default', apiKeys: [], webhookSecret: '' });
+    if (merchants.length === 0) merchants.push({ ...DEFAULT_MERCHANT, apiKeys: [], webhookSecret: '' });
     const first = merchants[0]!;
     first.apiKeys = [...(first.apiKeys ?? []), ...keys.map((key) => ({ key }))];
     if (!first.apiKeys.some(isSandbox)) {

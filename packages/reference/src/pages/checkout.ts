@@ -50,8 +50,7 @@ function show(req: RouteRequest): Response {
   const open = tx.status === 'processing';
   const problem = PROBLEMS[req.url.searchParams.get('error') ?? ''];
   const body = html`<div class="box">
-<h1>Pay ${merchant?.name ?? ''}</h1>
-<p><strong id="amount">${tx.amount} ${tx.currency}</strong></p>
+<h1>Pay <strong id="amount">${tx.amount} ${tx.currency}</strong>${merchant ? html` to <span id="merchant">${merchant.name}</span>` : ''}</h1>
 <p>Order <code>${tx.merchantReference}</code> · reference <code>${tx.reference}</code>${tx.mode === 'sandbox' ? html` · <em>sandbox</em>` : ''}</p>
 <p>Status: <span class="status" id="status">${tx.status}</span></p>
 ${open && problem ? html`<p class="error" id="error" role="alert">${problem}</p>` : ''}

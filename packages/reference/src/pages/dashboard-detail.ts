@@ -4,6 +4,7 @@ import type { ServiceContext } from '../context.js';
 import type { Transaction } from '../transactions.js';
 import { TRANSITIONS, type Action } from '../transitions.js';
 import { html, page, type Html } from './html.js';
+import { refreshNote, refreshSeconds } from './refresh.js';
 
 /** The moves the dashboard offers, when the transaction's status allows them. */
 export const DASHBOARD_ACTIONS = ['fail', 'refund', 'complete-refund', 'reverse', 'cancel'] as const satisfies readonly Action[];
@@ -54,18 +55,23 @@ ${d.error ? html`<p>${d.error}</p>` : ''}${d.duplicateOf ? html`<p>Duplicate of 
 <tbody>${attempts}</tbody></table></section>`;
 }
 
-/** The page of one transaction: its details, the moves allowed now, its timeline and every delivery with its attempts. */
+/**
+ * The page of one transaction: its details, the moves allowed now, its timeline and every delivery
+ * with its attempts. While a delivery is under way it reloads itself, so attempts show as they come.
+ */
 export function detailPage(ctx: ServiceContext, tx: Transaction): Response {
   const timeline = tx.timeline.map(
     (e) => html`<tr><td>${e.occurredAt}</td><td>${e.eventType}</td><td>${e.status}</td><td>${e.errorCode ?? ''}</td><td>${e.errorMessage ?? ''}</td></tr>`,
   );
-  const deliveries = ctx.dispatcher.list({ reference: tx.reference }).map(delivery);
+  const listed = ctx.dispatcher.list({ reference: tx.reference });
+  const deliveries = listed.map(delivery);
+  const refresh = refreshSeconds(listed, ctx.clock.now());
   const body = html`<p><a href="/_dashboard">← all transactions</a></p>
 <h1>${tx.reference}</h1>
 <p>${tx.merchantId} · ${tx.mode} · order <code>${tx.merchantReference}</code> · ${tx.amount} ${tx.currency} (fee ${tx.serviceFee}) · phone ${tx.customer.phone}</p>
 <p>Status: <span class="status" id="status">${tx.status}</span>${tx.paymentMethod ? ` · paid with ${tx.paymentMethod}` : ''}</p>
 ${actions(tx)}
 <h2>Timeline</h2><table id="timeline"><thead><tr><th>At</th><th>Event</th><th>Status</th><th>Error code</th><th>Error message</th></tr></thead><tbody>${timeline}</tbody></table>
-<h2>Deliveries</h2>${deliveries.length ? deliveries : html`<p>No deliveries.</p>`}`;
-  return page(`payhook reference: ${tx.reference}`, body);
+<h2>Deliveries</h2>${refreshNote(refresh)}${deliveries.length ? deliveries : html`<p>No deliveries.</p>`}`;
+  return page(`payhook reference: ${tx.reference}`, body, 200, refresh);
 }

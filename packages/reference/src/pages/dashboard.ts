@@ -2,21 +2,8 @@ import { isLoopback } from '../merchants.js';
 import { readText } from '../http.js';
 import type { Route, RouteRequest } from '../router.js';
 import { allowedActions, DASHBOARD_ACTIONS, detailPage, transactionPath, type DashboardAction } from './dashboard-detail.js';
-import { errorPage, html, page, seeOther } from './html.js';
-
-function overview({ ctx }: RouteRequest): Response {
-  const rows = ctx.transactions.all().map((tx) => {
-    const deliveries = ctx.dispatcher.list({ reference: tx.reference });
-    return html`<tr>
-<td><a href="${transactionPath(tx.reference)}">${tx.reference}</a></td><td>${tx.merchantId}</td><td>${tx.mode}</td>
-<td>${tx.merchantReference}</td><td>${tx.amount} ${tx.currency}</td><td class="status">${tx.status}</td>
-<td>${new Date(tx.createdAt).toISOString()}</td><td>${deliveries.map((d) => `${d.event}: ${d.state}`).join(', ')}</td></tr>`;
-  });
-  const body = html`<h1>Transactions</h1><p>Service clock: <code id="clock">${new Date(ctx.clock.now()).toISOString()}</code></p>
-<table id="transactions"><thead><tr><th>Reference</th><th>Merchant</th><th>Mode</th><th>Merchant reference</th><th>Amount</th><th>Status</th><th>Created</th><th>Deliveries</th></tr></thead>
-<tbody>${rows.length ? rows : html`<tr><td colspan="8">No transactions yet.</td></tr>`}</tbody></table>`;
-  return page('payhook reference: dashboard', body);
-}
+import { overview } from './dashboard-list.js';
+import { errorPage, html, seeOther } from './html.js';
 
 const back = html`<a href="/_dashboard">Back to the dashboard</a>`;
 
@@ -65,7 +52,7 @@ async function resend(req: RouteRequest): Promise<Response> {
   return seeOther(`${transactionPath(copy.reference)}#${encodeURIComponent(copy.id)}`);
 }
 
-/** The dashboard: every transaction, its timeline, the moves allowed now, and every delivery attempt with Resend (loopback clients only). */
+/** The dashboard: every transaction (filtered, in pages), its timeline, the moves allowed now, and every delivery attempt with Resend (loopback clients only). */
 export const dashboardRoutes: Route[] = [
   { method: 'GET', path: '/_dashboard', access: 'local', handle: overview },
   { method: 'GET', path: '/_dashboard/transactions/:reference', access: 'local', handle: detail },

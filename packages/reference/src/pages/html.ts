@@ -35,9 +35,13 @@ button{font-size:1rem;padding:.5rem 1.2rem;margin:.3rem .3rem 0 0}code{font-size
 form.inline{display:inline;margin:0}form.inline button{font-size:.8rem;padding:.2rem .6rem;margin:.1rem}
 pre.response{white-space:pre-wrap;word-break:break-all;max-height:8rem;overflow:auto;margin:0;font-size:.8rem}`;
 
-/** A whole page, with a Content-Security-Policy that allows no script and forms to this origin only. */
-export function page(title: string, body: Html, status = 200): Response {
-  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title><style>${new Html(STYLE)}</style></head><body>${body}</body></html>`;
+/**
+ * A whole page, with a Content-Security-Policy that allows no script and forms to this origin only.
+ * `refreshSeconds` makes it reload itself after that many seconds (a meta refresh, no script).
+ */
+export function page(title: string, body: Html, status = 200, refreshSeconds?: number): Response {
+  const refresh = refreshSeconds === undefined ? '' : html`<meta http-equiv="refresh" content="${Math.max(1, Math.round(refreshSeconds))}">`;
+  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${refresh}<title>${title}</title><style>${new Html(STYLE)}</style></head><body>${body}</body></html>`;
   return new Response(doc.value, {
     status,
     headers: {
