@@ -5,6 +5,7 @@
 // Runs from the packages' sources, which tsx finds through tsconfig.json `paths`: no build needed.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
 import { createClient } from '@payhook/client';
 import { createReconciler, type DeliveryReport } from '@payhook/core';
 import { createShop, type Order } from '@payhook/example-shop';
@@ -13,7 +14,12 @@ import { createReferenceService } from '@payhook/reference';
 import { createApp } from '../examples/express/src/app.js';
 import { keepHint, keepServing } from './demo/keep.js';
 
-const keep = process.argv.includes('--keep');
+const { values: args } = parseArgs({ options: { keep: { type: 'boolean' }, 'service-port': { type: 'string' }, 'shop-port': { type: 'string' } } });
+const keep = args.keep === true;
+// With --keep, ports that stay the same from run to run (the reference CLI's and the examples'
+// defaults), so a bookmarked dashboard and a copied command still work; without it, free ones.
+const servicePort = port('service-port', keep ? 4010 : 0);
+const shopPort = port('shop-port', keep ? 3000 : 0);
 const MINUTE = 60_000;
 const failures: string[] = [];
 const say = (text = '') => console.log(text);
@@ -24,9 +30,9 @@ const check = (ok: boolean, what: string) => {
 
 // The shop's port is known before the service starts, so the service can call it back.
 const shopServer = http.createServer();
-await new Promise<void>((r) => shopServer.listen(0, '127.0.0.1', r));
-const shopPort = (shopServer.address() as AddressInfo).port;
-const shopUrl = `http://127.0.0.1:${shopPort}`;
+await listenOn(shopServer, shopPort, 'shop-port');
+const shopAt = (shopServer.address() as AddressInfo).port;
+const shopUrl = `http://127.0.0.1:${shopAt}`;
 
 // A real-time clock (wall time plus what `advance` adds): the story advances it to run retries at
 // once, and with --keep deliveries and retries then happen by themselves.
@@ -43,7 +49,7 @@ const service = createReferenceService({
     },
   ],
 });
-const { url: serviceUrl, close: closeService } = await service.listen({ port: 0, host: '127.0.0.1' });
+const { url: serviceUrl, close: closeService } = await service.listen({ port: servicePort, host: '127.0.0.1' }).catch((error: unknown) => taken(error, servicePort, 'service-port'));
 const env = { PAYHOOK_BASE_URL: serviceUrl, PAYHOOK_API_KEY: 'sk_test_demo_shop_key_000001', PAYHOOK_WEBHOOK_SECRET: 'whsec_demo_shop_secret' };
 
 // The shop logs through pino, as it would in production. Each line pino writes is narrated, then
@@ -123,7 +129,7 @@ say('   +1 minute (virtual): the service retries');
 await service.clock.advance(MINUTE);
 say(`   attempts so far: ${attempts(second.reference)}`);
 say('   the shop comes back; +2 minutes: the next retry');
-await new Promise<void>((r) => shopServer.listen(shopPort, '127.0.0.1', r));
+await new Promise<void>((r) => shopServer.listen(shopAt, '127.0.0.1', r));
 await service.clock.advance(2 * MINUTE);
 say(`   attempts: ${attempts(second.reference)}`);
 check((await order('order-1002')).events.join() === 'payment.success', 'order-1002 is paid after the outage: events [payment.success]');
@@ -159,4 +165,32 @@ if (keep && failures.length === 0) {
 } else {
   if (failures.length === 0) keepHint(say);
   await stop();
+}
+
+/** A `--<name> <port>` flag, or the default; 0 picks a free port. */
+function port(name: 'service-port' | 'shop-port', fallback: number): number {
+  const given = args[name];
+  if (given === undefined) return fallback;
+  const n = Number(given);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    console.error(`[payhook demo] --${name} ${given} is not a port: give a number from 0 to 65535 (0 picks a free one).`);
+    process.exit(2);
+  }
+  return n;
+}
+
+/** Listen, or stop with what to do when the port is taken. */
+async function listenOn(server: http.Server, at: number, flag: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject).listen(at, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((error: unknown) => taken(error, at, flag));
+}
+
+function taken(error: unknown, at: number, flag: string): never {
+  if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
+  console.error(`[payhook demo] port ${at} on 127.0.0.1 is in use (another demo still running?): stop what uses it, or pick another with --${flag} <port> (0 picks a free one).`);
+  process.exit(1);
 }

@@ -1,8 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import { until } from './runtimes/cases.js';
+import { freePort } from './security/examples.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The pnpm the README's `npx -y pnpm@10.34.8` fetches, from the root devDependencies.
@@ -96,8 +98,10 @@ it('`pnpm demo` starts with the narration, builds nothing, and prints no dashboa
   }
 }, 60_000);
 
-it('`pnpm demo --keep` keeps both servers up, shows how to use them, and stops cleanly on Ctrl-C', async () => {
-  const demo = startPnpm(['demo', '--keep']);
+it('`pnpm demo --keep` keeps both servers up on the ports asked for, shows how to use them, and stops cleanly on Ctrl-C', async () => {
+  // Without flags --keep takes 4010 and 3000, the same every run; tests bind free ports.
+  const [servicePort, shopPort] = [await freePort(), await freePort()];
+  const demo = startPnpm(['demo', '--keep', '--service-port', String(servicePort), '--shop-port', String(shopPort)]);
   try {
     await demo.waitFor(/Press Ctrl-C to stop\./);
     const { stdout } = demo.output;
@@ -105,8 +109,8 @@ it('`pnpm demo --keep` keeps both servers up, shows how to use them, and stops c
     const service = field('service')!;
     const shop = field('shop')!;
     const apiKey = field('API key')!;
-    expect(service).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(shop).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(service).toBe(`http://127.0.0.1:${servicePort}`);
+    expect(shop).toBe(`http://127.0.0.1:${shopPort}`);
     expect(field('dashboard')).toBe(`${service}/_dashboard`);
     expect(apiKey).toBe('sk_test_demo_shop_key_000001');
     expect(field('webhook secret')).toBe('whsec_demo_shop_secret');
@@ -147,5 +151,20 @@ it('`pnpm demo --keep` keeps both servers up, shows how to use them, and stops c
     expect(all).not.toContain('ELIFECYCLE');
   } finally {
     demo.signal('SIGKILL');
+  }
+}, 60_000);
+
+it('`pnpm demo --keep` on a port in use says which, and how to pick another', async () => {
+  const busy = net.createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+  const { port } = busy.address() as net.AddressInfo;
+  try {
+    const demo = startPnpm(['demo', '--keep', '--service-port', String(port), '--shop-port', '0']);
+    const { code } = await demo.closed;
+    expect(code).toBe(1);
+    expect(demo.output.stderr).toContain(`[payhook demo] port ${port} on 127.0.0.1 is in use (another demo still running?): stop what uses it, or pick another with --service-port <port> (0 picks a free one).`);
+    expect(demo.output.stderr).not.toMatch(/^\s+at /m);
+  } finally {
+    busy.close();
   }
 }, 60_000);

@@ -42,12 +42,13 @@ for (const version of ['14', '15', '16']) {
     const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
     for (const name of BANNED) delete env[name];
     let origin = '';
+    let built = '';
     let stop = async () => {};
 
     beforeAll(async () => {
       copyApp(dir);
       const started = performance.now();
-      await next(dir, ['build'], env).done;
+      built = await next(dir, ['build'], env).done;
       console.info(`[payhook tests] next ${version} build took ${Math.round(performance.now() - started)} ms`);
       const startEnv = { ...env, MATRIX_WEBHOOK_SECRET: MATRIX_SECRET, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${PLATFORM}`.trim() };
       const server = next(dir, ['start', '-p', '0', '-H', '127.0.0.1'], startEnv, /Ready in|started server on/);
@@ -57,6 +58,13 @@ for (const version of ['14', '15', '16']) {
       origin = /(http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
     }, 240_000);
     afterAll(() => stop());
+
+    // The README's Next section: Next 16 deprecates the Edge runtime, and says so at build time.
+    it(`${version === '16' ? 'warns' : 'does not warn'} at build time that the Edge runtime is deprecated`, () => {
+      const warning = 'The Edge Runtime is deprecated. You can use the "nodejs" runtime instead.';
+      if (version === '16') expect(built).toContain(warning);
+      else expect(built).not.toContain(warning);
+    });
 
     for (const runtime of ['edge', 'node'] as const) {
       it(`answers the core cases on the ${runtime === 'edge' ? 'Edge' : 'Node'} runtime`, async () => {
