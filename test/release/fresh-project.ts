@@ -35,8 +35,9 @@ export async function freshProject(): Promise<FreshProject> {
   // Versions the workspace type-checks with, and the optional peers some entries load
   // (`@payhook/core/otel`, `@payhook/testing/store` and `/ledger`); the frameworks and engines
   // come as peers, at the versions npm picks.
-  // TypeScript 7 (npm's latest) under an alias beside 5.9, whose `tsc` keeps the bin name.
-  const tools = ['typescript@5.9.3', 'typescript7@npm:typescript@7.0.2', '@types/node@20.19.43', '@types/express@5.0.4', '@opentelemetry/api@1.9.1', 'vitest@4.1.12'];
+  // The lowest TypeScript payhook supports and TypeScript 7 (npm's latest) under aliases beside 5.9,
+  // whose `tsc` keeps the bin name; @types/pg, as the store-postgres README asks of TypeScript users.
+  const tools = ['typescript@5.9.3', 'typescript-lowest@npm:typescript@5.0.4', 'typescript7@npm:typescript@7.0.2', '@types/node@20.19.43', '@types/pg@8.23.1', '@types/express@5.0.4', '@opentelemetry/api@1.9.1', 'vitest@4.1.12'];
   await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...tools], {
     cwd: dir,
     env: outside,
