@@ -117,7 +117,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   );
   const finish = (r: DeliveryReport, run: Run, refusal = false) => {
     // Only answers to the service count for the loop watch; a reconcile or a replay has no deadline.
-    if (run.budgetMs !== Infinity) watch.answered();
+    const blocked = run.budgetMs !== Infinity ? watch.answered() : undefined;
+    if (blocked) r.loopBlocked = blocked;
     r.durationMs = o.clock.now() - run.startedAt;
     if (run.trace) {
       r.deliveryId = run.trace.id;

@@ -19,14 +19,21 @@ function setup(handlerMs: number, options: { throws?: boolean } = {}) {
   const { clock, virtual, compute } = cpuClock();
   const warnings: { message: string; report: LoopBlockedReport }[] = [];
   const answeredAt: number[] = [];
+  /** Each delivery's own line, as logged. */
+  const lines: { level: string; message: string; report: DeliveryReport }[] = [];
+  const line = (level: string) => (report: DeliveryReport, message: string) => {
+    answeredAt.push(clock.now());
+    lines.push({ level, message, report });
+  };
   const receiver = createReceiver({
     secret,
     clock,
     logger: {
-      info: () => void answeredAt.push(clock.now()),
-      error: () => void answeredAt.push(clock.now()),
+      info: line('info'),
+      error: line('error'),
       warn: (report: LoopBlockedReport | DeliveryReport, message: string) => {
         if (!('outcome' in report)) warnings.push({ message, report });
+        else line('warn')(report, message);
       },
     },
   }).on('payment.success', function renderInvoices() {
@@ -41,7 +48,7 @@ function setup(handlerMs: number, options: { throws?: boolean } = {}) {
         return response.status;
       }),
     );
-  return { receiver, virtual, warnings, answeredAt, deliver };
+  return { receiver, virtual, warnings, answeredAt, lines, deliver };
 }
 
 describe('a handler that blocks the event loop', () => {
@@ -63,6 +70,33 @@ describe('a handler that blocks the event loop', () => {
       stretchMs: 30_000,
     });
     expect(warnings[0]!.message).toMatch(/^\[@payhook\/core\] renderInvoices \(payment\.success: 10 runs, up to 3000 ms each\).*7 answers.*worker thread/);
+  });
+
+  it("puts the evidence on each late delivery's own line at once, though the loop never gets a turn", async () => {
+    // The service's retries can keep the loop blocked until the process dies: the summary may never come.
+    const { warnings, lines, deliver } = setup(3_000);
+    await deliver(10);
+    expect(warnings).toHaveLength(0);
+    // The first three answered within 10 s, at info with no evidence; the seven after it at warn, each saying why.
+    expect(lines.map((l) => l.level)).toEqual([...Array(3).fill('info'), ...Array(7).fill('warn')]);
+    expect(lines.slice(0, 3).map((l) => l.report.loopBlocked)).toEqual([undefined, undefined, undefined]);
+    expect(lines.slice(3).map((l) => l.report.loopBlocked)).toEqual([12, 15, 18, 21, 24, 27, 30].map((s) => ({ sinceMs: s * 1_000, by: ['renderInvoices'] })));
+    expect(lines[3]!.message).toBe(
+      "[@payhook/core] delivery processed (200), answered 12 s after renderInvoices began blocking the event loop, past the service's 10 s: it may have given up and will retry. Move CPU-bound work to a worker thread, or hand the event to a queue",
+    );
+  });
+
+  it('keeps the level of an answer that is worse than a warning (a failed handler stays an error)', async () => {
+    const { lines, deliver } = setup(2_500, { throws: true });
+    await deliver(6);
+    expect(lines.map((l) => [l.level, l.report.loopBlocked?.sinceMs])).toEqual([
+      ['error', undefined],
+      ['error', undefined],
+      ['error', undefined],
+      ['error', undefined],
+      ['error', 12_500],
+      ['error', 15_000],
+    ]);
   });
 
   it('logs nothing while every answer is inside the service timeout', async () => {

@@ -17,12 +17,20 @@ export interface LoopBlockedReport {
   stretchMs: number;
 }
 
+/** On a delivery's own report, when its answer left more than the service's 10 s after a blocked stretch began. */
+export interface LoopBlocked {
+  /** How long before this answer the stretch began, in ms. */
+  sinceMs: number;
+  /** The handlers that computed synchronously in the stretch so far. */
+  by: string[];
+}
+
 export interface LoopWatch {
   now(): number;
   /** After a handler's synchronous part, started at `startedAt`. */
   ran(handler: EventHandler, event: string, index: number, startedAt: number): void;
-  /** As each answer leaves the pipeline. */
-  answered(): void;
+  /** As each answer leaves the pipeline: the evidence, when this answer is one the stretch made late. */
+  answered(): LoopBlocked | undefined;
 }
 
 /**
@@ -31,8 +39,10 @@ export interface LoopWatch {
  * them until it ends. The watch times each handler's synchronous part; while such runs follow
  * one another, answers sent more than the service's timeout after the stretch began count as
  * late (their requests may have been waiting since then: the bytes' arrival time is not
- * observable). Once the loop gets a turn again, one warning names the handlers and the late
- * answers. Work a handler does after its first `await` is not timed.
+ * observable). Each late answer carries the evidence on its own report at once (a warning put off
+ * until the loop gets a turn may never come, when retries keep starting new blocks); once the loop
+ * gets a turn again, one warning sums up the handlers and the late answers. Work a handler does
+ * after its first `await` is not timed.
  */
 export function createLoopWatch(clock: Clock, warn: (message: string, report: LoopBlockedReport) => void): LoopWatch {
   let stretchStart = 0;
@@ -85,19 +95,20 @@ export function createLoopWatch(clock: Clock, warn: (message: string, report: Lo
       }
     },
     answered() {
-      if (stretchEnd === -Infinity) return;
+      if (stretchEnd === -Infinity) return undefined;
       const now = clock.now();
       if (now - stretchEnd > STRETCH_GAP_MS) {
         // The loop had a turn since the last blocking run: that stretch is over.
         stretchEnd = -Infinity;
-        return;
+        return undefined;
       }
-      if (now - stretchStart <= SERVICE_TIMEOUT_MS) return;
+      if (now - stretchStart <= SERVICE_TIMEOUT_MS) return undefined;
       late += 1;
       if (!flushing) {
         flushing = true;
         clock.setTimeout(flush, STRETCH_GAP_MS);
       }
+      return { sinceMs: now - stretchStart, by: [...blockers.values()].map((b) => b.handler) };
     },
   };
 }

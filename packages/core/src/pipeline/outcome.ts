@@ -1,6 +1,7 @@
 import type { HandlerContext } from '../event-router.js';
 import type { JobInfo } from '../handoff.js';
 import type { HeaderDefect, SignatureHint, SignatureReason } from './diagnose.js';
+import type { LoopBlocked } from './loop-watch.js';
 
 /** Every answer the pipeline gives; the status of each is decided here, once (STATUS). */
 export type DeliveryOutcome =
@@ -80,6 +81,11 @@ export interface DeliveryReport {
   defect?: HeaderDefect;
   /** What most likely made no secret match, computed only when none did. */
   hints?: SignatureHint[];
+  /**
+   * Set when this answer left more than the service's 10 s after handlers began blocking the event
+   * loop: the service may have given up on it and will retry. Logged at warn at least.
+   */
+  loopBlocked?: LoopBlocked;
 }
 
 /** The fields of a report that name the delivery. */

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { SERVICE_TIMEOUT_MS } from '../options.js';
 import type { Log, LogLevel } from '../logger.js';
 import type { Telemetry } from '../telemetry.js';
 import { signatureFix, type SignatureDiagnosis } from './diagnose.js';
@@ -32,9 +33,15 @@ export const LEVEL: Readonly<Record<DeliveryOutcome, LogLevel>> = {
   'verify-unavailable': 'error',
 };
 
-/** An outcome that went well but carries an error (a done record that could not be written) is an error. */
-export const levelOf = (r: DeliveryReport): LogLevel =>
-  r.error !== undefined && (LEVEL[r.outcome] === 'info' || LEVEL[r.outcome] === 'debug') ? 'error' : LEVEL[r.outcome];
+/**
+ * An outcome that went well but carries an error (a done record that could not be written) is an
+ * error; one answered after a blocked loop made the service wait past its timeout is a warning.
+ */
+export const levelOf = (r: DeliveryReport): LogLevel => {
+  const level = LEVEL[r.outcome];
+  if (level !== 'info' && level !== 'debug') return level;
+  return r.error !== undefined ? 'error' : r.loopBlocked !== undefined ? 'warn' : level;
+};
 
 export interface ReporterSettings {
   log: Log;
@@ -94,12 +101,16 @@ function messageOf(r: DeliveryReport, s: ReporterSettings): string {
     }
     return `[@payhook/core] late outcome ${r.outcome}, after the answer was sent`;
   }
-  const head = `[@payhook/core] delivery ${r.outcome} (${r.status})`;
+  const head = `[@payhook/core] delivery ${r.outcome} (${r.status})${r.loopBlocked ? blockedNote(r.loopBlocked) : ''}`;
   if (r.outcome === 'unauthorized' && r.reason !== undefined) return `${head}: ${signatureFix(r as SignatureDiagnosis, s.signatureHeader, s.mode)}`;
   if (r.outcome === 'invalid') return `${head}: ${invalidFix(r.error)}`;
   if (r.outcome === 'held') return `${head}: ${r.event} of ${r.reference} came before what precedes it (${r.waitingFor?.join(', ')}); the service retries it`;
   return head;
 }
+
+/** Why an answer left late: the handlers that held the event loop, named on the delivery's own line. */
+const blockedNote = (b: NonNullable<DeliveryReport['loopBlocked']>) =>
+  `, answered ${Math.round(b.sinceMs / 100) / 10} s after ${b.by.join(', ')} began blocking the event loop, past the service's ${SERVICE_TIMEOUT_MS / 1000} s: it may have given up and will retry. Move CPU-bound work to a worker thread, or hand the event to a queue`;
 
 /** A queue worker's report: the job, its attempt, and what becomes of it when it went wrong. */
 function jobMessage(r: DeliveryReport, job: NonNullable<DeliveryReport['job']>): string {
