@@ -35,7 +35,7 @@ export default defineConfig({
         test: {
           name: 'payhook',
           include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
-          provide: { peers: { ioredis: versionOf('ioredis'), bullmq: versionOf('bullmq') } },
+          provide: { peers: { ioredis: versionOf('ioredis'), bullmq: versionOf('bullmq'), 'pg-boss': versionOf('pg-boss') } },
         },
       },
       // The other end of each peer range: the store's and the queue's contracts again on the lowest versions.
@@ -45,12 +45,13 @@ export default defineConfig({
           alias: [
             { find: /^ioredis$/, replacement: lowest('ioredis-lowest') },
             { find: /^bullmq$/, replacement: lowest('bullmq-lowest') },
+            { find: /^pg-boss$/, replacement: lowest('pg-boss-lowest') },
           ],
         },
         test: {
           name: 'lowest-peers',
           include: ['test/store-redis.test.ts', 'test/ledger-redis.test.ts', 'test/queue/conformance.test.ts', 'test/peers.test.ts'],
-          provide: { peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest') } },
+          provide: { peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest'), 'pg-boss': versionOf('pg-boss-lowest') } },
         },
       },
     ],

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import * as pgBoss from 'pg-boss';
 import { expect, inject, it } from 'vitest';
 import { requireRedis } from './services.js';
 
@@ -18,6 +19,10 @@ it.skipIf(!url)('runs the store and queue suites on the peer versions its projec
   const files = Object.keys(createRequire(import.meta.url).cache);
   const ioredis = files.map((f) => /\/ioredis@([^/]+)\/node_modules\/ioredis\/built\/Redis\.js$/.exec(f)?.[1]).filter(Boolean);
   expect(ioredis).toContain(expected.ioredis);
+  // pg-boss 10 is CommonJS too (imported above, as @payhook/queue-pg-boss imports it).
+  expect(typeof pgBoss.default).toBe('function');
+  const pgBossFiles = files.map((f) => /\/pg-boss@([^/]+)\/node_modules\/pg-boss\/src\/index\.js$/.exec(f)?.[1]).filter(Boolean);
+  expect(pgBossFiles).toEqual([expected['pg-boss']]);
   // BullMQ records its own version: on its Redis backend (6), on each connection it opens (5).
   const queue = new Queue(`peers-${process.pid}`, { connection: { host: new URL(url!).hostname, port: Number(new URL(url!).port || 6379) } });
   try {
@@ -30,6 +35,6 @@ it.skipIf(!url)('runs the store and queue suites on the peer versions its projec
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    peers: { ioredis: string; bullmq: string };
+    peers: { ioredis: string; bullmq: string; 'pg-boss': string };
   }
 }

@@ -1,2 +1,3 @@
+export type { BossJob, BossOptions, PgBossLike } from './boss.js';
 export { pgBossQueue, type DeadLetter, type PayhookPgBossQueue, type PgBossQueueOptions } from './queue.js';
 export { createWorker, type PayhookWorker, type WorkerOptions } from './worker.js';

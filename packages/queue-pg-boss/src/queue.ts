@@ -1,9 +1,7 @@
 import type { EventHandler, HandlerContext } from '@payhook/core';
 import type { Handoff, QueuedEvent } from '@payhook/core/queue';
 import type { PostgresStore } from '@payhook/store-postgres';
-import PgBoss from 'pg-boss';
-
-export const NAME = '[@payhook/queue-pg-boss]';
+import { NAME, newPgBoss, type BossOptions, type PgBossLike } from './boss.js';
 
 export interface PgBossQueueOptions {
   /**
@@ -13,8 +11,8 @@ export interface PgBossQueueOptions {
   store: PostgresStore;
   /** Where pg-boss keeps its jobs (the same database as the store). Or pass `boss`. */
   connectionString?: string;
-  /** A PgBoss of yours, not started or started; the queue starts it if needed and never stops it. */
-  boss?: PgBoss;
+  /** A PgBoss of yours (pg-boss 10, 11 or 12), started or not; the queue starts it if needed and never stops it. */
+  boss?: PgBossLike;
   /** The queue's name. Default `payhook`; its dead letters go to `<name>-dead-letter`. */
   name?: string;
   /** Runs of a job before it goes to the dead-letter queue. Default 8. */
@@ -30,18 +28,19 @@ export interface PgBossQueueOptions {
    * and above twice the worker's `leaseMs` (a job waits that long for a claim another run holds).
    */
   expireInSeconds?: number;
-  /** pg-boss's own settings when the queue creates it (e.g. `maintenanceIntervalSeconds`, `max`). */
-  bossOptions?: Omit<PgBoss.ConstructorOptions, 'connectionString' | 'db'>;
+  /** pg-boss's own settings when the queue creates it (e.g. `schema`, `max`, `maintenanceIntervalSeconds`). */
+  bossOptions?: BossOptions & { connectionString?: never; db?: never };
 }
 
 /** A pg-boss queue a receiver hands events to (`handoff`) and `createWorker` consumes. */
 export interface PayhookPgBossQueue extends Handoff {
   readonly name: string;
   readonly deadLetterName: string;
-  readonly boss: PgBoss;
+  /** Its PgBoss, typed by the calls payhook makes: cast it to your pg-boss's `PgBoss` for the rest. */
+  readonly boss: PgBossLike;
   readonly attempts: number;
   /** Start pg-boss (idempotent) and create the queues; `enqueue` and workers call it themselves. */
-  ready(): Promise<PgBoss>;
+  ready(): Promise<PgBossLike>;
   /** Stops pg-boss when the queue created it. */
   close(): Promise<void>;
 }
@@ -77,18 +76,18 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
   if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
   const expireInSeconds = options.expireInSeconds ?? 300;
   const owned = !options.boss;
-  const boss = options.boss ?? new PgBoss({ schedule: false, ...NETWORK_DEFAULTS, ...options.bossOptions, connectionString: options.connectionString });
+  const boss = options.boss ?? newPgBoss({ schedule: false, ...NETWORK_DEFAULTS, ...options.bossOptions, connectionString: options.connectionString });
   // An unheard 'error' would end the process; pg-boss retries its own maintenance.
   if (boss.listenerCount('error') === 0) boss.on('error', () => {});
   const retry = { retryLimit: attempts - 1, retryDelay: Math.ceil(backoffMs / 1000), retryBackoff: true, expireInSeconds };
 
-  let started: Promise<PgBoss> | undefined;
+  let started: Promise<PgBossLike> | undefined;
   const ready = () =>
     (started ??= (async () => {
       await boss.start();
-      await deadlockRetried(() => boss.createQueue(deadLetterName, { name: deadLetterName }));
+      await deadlockRetried(() => boss.createQueue(deadLetterName));
       // Jobs a worker never finished (killed on their last attempt) still reach the dead letters.
-      await deadlockRetried(() => boss.createQueue(name, { name, ...retry, deadLetter: deadLetterName }));
+      await deadlockRetried(() => boss.createQueue(name, { ...retry, deadLetter: deadLetterName }));
       return boss;
     })().catch((error: unknown) => {
       started = undefined;
@@ -98,7 +97,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
   // The job and the done record in one transaction, on the store's client, fenced on the claim token.
   const sendInTransaction: EventHandler = store.transactional(async (_event, ctx, client) => {
     const job = (ctx as HandlerContext & { [JOB]: QueuedEvent })[JOB];
-    await boss.send(name, job as object, { ...retry, db: { executeSql: (text, values) => client.query(text, values) } });
+    await boss.send(name, job, { ...retry, db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) } });
   });
 
   return {
@@ -112,8 +111,9 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
       await sendInTransaction(job.event, { ...ctx, [JOB]: job } as HandlerContext);
     },
     async close() {
-      // pg-boss's stop() is a no-op when it never started.
-      if (owned) await boss.stop({ graceful: true, wait: true, close: true });
+      // pg-boss's stop() is a no-op when it never started. It waits for its own work by default
+      // (10 and 11 take `wait`, which 12 dropped: it always waits).
+      if (owned) await boss.stop({ graceful: true, close: true });
     },
   };
 }
@@ -126,12 +126,13 @@ const JOB = Symbol('payhook.queued-job');
  * worker with it: no answer to a query within 15 s ends it, and the pool connects anew. TCP
  * keepalive keeps an idle connection's NAT and balancer entries.
  */
-const NETWORK_DEFAULTS = { query_timeout: 15_000, keepAlive: true } as Partial<PgBoss.ConstructorOptions>;
+const NETWORK_DEFAULTS: BossOptions = { query_timeout: 15_000, keepAlive: true };
 
 /**
- * pg-boss's createQueue creates a partition table; processes that create the same new queue at
- * once (a first deploy starting the web process and the workers together) can deadlock in
- * Postgres (40P01), which aborts all but one. The queue exists after the winner: try again.
+ * pg-boss 10's createQueue creates a partition table (11 and 12 do so only for `partition: true`,
+ * which payhook leaves unset); processes that create the same new queue at once (a first deploy
+ * starting the web process and the workers together) can deadlock in Postgres (40P01), which
+ * aborts all but one. The queue exists after the winner: try again.
  */
 async function deadlockRetried(create: () => Promise<void>): Promise<void> {
   for (let tries = 1; ; tries++) {

@@ -1,8 +1,7 @@
 import { createJobRunner, queueWorker, type QueueWorker, type QueuedEvent, type RunOptions } from '@payhook/core/queue';
-import type PgBoss from 'pg-boss';
-import { NAME, type PayhookPgBossQueue } from './queue.js';
+import { NAME, type BossJob, type PgBossLike } from './boss.js';
+import type { PayhookPgBossQueue } from './queue.js';
 
-/** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
 /** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
 export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
   queue: PayhookPgBossQueue;
@@ -22,7 +21,8 @@ export type PayhookWorker = QueueWorker;
  *
  * Each of `concurrency` slots fetches one job, runs it, and marks it completed or failed itself:
  * pg-boss 10's own `work()` leaves that last call unawaited (a database error then ends the
- * process) and waits a polling interval after every job, which caps a busy worker.
+ * process) and waits a polling interval after every job, which caps a busy worker. `fetch`,
+ * `complete` and `fail` are called the same way in pg-boss 10, 11 and 12.
  *
  * @example
  * const worker = createWorker({ queue, store, concurrency: 8 })
@@ -52,7 +52,7 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
     });
 
   /** Run one job; what pg-boss should record of it. */
-  async function runJob(boss: PgBoss, job: PgBoss.JobWithMetadata<QueuedEvent>): Promise<{ ok: boolean; data: object }> {
+  async function runJob(boss: PgBossLike, job: BossJob<QueuedEvent>): Promise<{ ok: boolean; data: object }> {
     const info = { id: job.id, attempt: job.retryCount + 1, maxAttempts: job.retryLimit + 1, queue: queue.name };
     const verdict = await runner.run(job.data, info);
     if (verdict.action === 'complete') return { ok: true, data: { outcome: verdict.report.outcome } };
@@ -61,9 +61,9 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
     return { ok: true, data: { outcome: 'dead-letter' } };
   }
 
-  async function slot(boss: PgBoss): Promise<void> {
+  async function slot(boss: PgBossLike): Promise<void> {
     while (!stopping) {
-      let job: PgBoss.JobWithMetadata<QueuedEvent> | undefined;
+      let job: BossJob<QueuedEvent> | undefined;
       try {
         [job] = await boss.fetch<QueuedEvent>(queue.name, { batchSize: 1, includeMetadata: true });
       } catch (error) {
