@@ -33,6 +33,13 @@ const runsOf = (file: string, reference: string) =>
 const reportsOf = (file: string, where: (r: Extract<LogLine, { kind: 'report' }>) => boolean) =>
   readLog(file).filter((l): l is Extract<LogLine, { kind: 'report' }> => l.kind === 'report' && where(l));
 
+/** A signed event's JSON padded with spaces (JSON allows them after the value) to exactly `bytes` bytes. */
+function sized(bytes: number) {
+  const event = createEvent('payment.success');
+  const json = JSON.stringify(event);
+  return { event, body: json + ' '.repeat(bytes - Buffer.byteLength(json)) };
+}
+
 function server(start: (logFile: string) => Promise<Served>) {
   const at = { url: '', logFile: '', served: undefined as Served | undefined };
   beforeAll(async () => {
@@ -142,6 +149,19 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
     });
 
+    it('takes a signed body of exactly maxBodyBytes, whole or chunked, and answers 413 to one byte more', async () => {
+      for (const [bytes, status] of [[SCENARIO.maxBodyBytes, 200], [SCENARIO.maxBodyBytes + 1, 413]] as const) {
+        const { event, body } = sized(bytes);
+        const { headers } = signedBody(body, { secret: current! });
+        const raw = Buffer.from(body);
+        expect(raw.byteLength).toBe(bytes);
+        const whole = await send(s.url, { headers, body });
+        const chunked = await send(s.url, { headers, chunks: [raw.subarray(0, 100), raw.subarray(100)] });
+        expect([whole.status, chunked.status], `${bytes} bytes`).toEqual([status, status]);
+        expect(runsOf(s.logFile, event.reference), `${bytes} bytes`).toHaveLength(status === 200 ? 1 : 0);
+      }
+    });
+
     it('answers 413 to a chunked body without Content-Length, counting the bytes', async () => {
       const chunks = Array.from({ length: 20 }, () => Buffer.alloc(SCENARIO.maxBodyBytes / 8, 0x20));
       const res = await send(s.url, { headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'0'.repeat(64)}` }, chunks });
@@ -205,6 +225,15 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
           expect((await send(k.url, { headers, body })).status).toBe(200);
           expect((await send(k.url, { headers, body: JSON.stringify(event) })).status).toBe(401);
           expect(runsOf(k.logFile, event.reference)).toHaveLength(1);
+        });
+
+        it('holds kept bytes to maxBodyBytes too: exactly the limit runs, one byte more is 413', async () => {
+          for (const [bytes, status] of [[SCENARIO.maxBodyBytes, 200], [SCENARIO.maxBodyBytes + 1, 413]] as const) {
+            const { event, body } = sized(bytes);
+            const { headers } = signedBody(body, { secret: current! });
+            expect((await send(k.url, { headers, body })).status, `${bytes} bytes`).toBe(status);
+            expect(runsOf(k.logFile, event.reference), `${bytes} bytes`).toHaveLength(status === 200 ? 1 : 0);
+          }
         });
       });
     }

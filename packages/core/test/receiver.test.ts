@@ -381,6 +381,32 @@ describe('the receiver pipeline', () => {
 
   // Time below is the receiver's injected clock: the budget, the keep-alive and the handlers'
   // durations are exact virtual milliseconds, and nothing waits for real.
+  it('takes a body of exactly 1 MiB by default, and answers 413 to one byte more', async () => {
+    const { receiver } = setup();
+    const runs: string[] = [];
+    receiver.on('payment.success', (e) => void runs.push(e.reference));
+    for (const [bytes, status] of [[1024 * 1024, 200], [1024 * 1024 + 1, 413]] as const) {
+      const event = createEvent('payment.success');
+      const json = JSON.stringify(event);
+      // JSON allows the padding after the value.
+      const res = await receiver.handle(signedRequest(json + ' '.repeat(bytes - json.length), { secret }));
+      expect([res.status, runs.includes(event.reference)], `${bytes} bytes`).toEqual([status, status === 200]);
+    }
+  });
+
+  it('answers 202 at 8000 ms by default, 2 s inside the service timeout', async () => {
+    const clock = manualClock(0);
+    const { receiver } = setup({ store: memoryStore({ now: clock.now }), clock });
+    receiver.on('payment.success', () => clock.sleep(9_000));
+    const answer = watch(receiver.handle(signedRequest(createEvent('payment.success'), { secret })));
+    await clock.advance(7_999);
+    expect(answer.settled).toBe(false);
+    await clock.advance(1);
+    expect(answer.settled).toBe(true);
+    expect((await answer.promise).status).toBe(202);
+    await clock.advance(1_000);
+  });
+
   it('answers 202 exactly when the budget runs out, 409 to a copy while the handler runs, then records and reports its outcome', async () => {
     const clock = manualClock(0);
     // `retry`: the copy is answered 409 at once (the waiting copy is in duplicate-wait.test.ts).

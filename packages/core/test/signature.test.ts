@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sign, verifySignature } from '../src/index.js';
+import { sign, verifySignature, verifySignatureAsync } from '../src/index.js';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/golden-signatures.json', import.meta.url), 'utf8')) as {
   vectors: { file: string; secret: string; bodyBase64: string; signature: string }[];
@@ -63,6 +63,19 @@ describe('verifySignature', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  // A flipped body byte changes every digit of the MAC; these headers are right but for one digit,
+  // so a comparison that stopped early (the first bytes only) would let them through.
+  it('rejects the right signature with any one hex digit changed, the last included, sync and async', async () => {
+    const hex = good.slice('sha256='.length);
+    for (let at = 0; at < hex.length; at++) {
+      const digit = hex[at] === '0' ? '1' : '0';
+      const header = `sha256=${hex.slice(0, at)}${digit}${hex.slice(at + 1)}`;
+      expect(verifySignature(body, header, secret), `digit ${at}`).toEqual({ ok: false, reason: 'mismatch' });
+      expect(await verifySignatureAsync(body, header, secret), `digit ${at}`).toEqual({ ok: false, reason: 'mismatch' });
+    }
+    expect(verifySignature(body, good, secret)).toEqual({ ok: true, secretIndex: 0 });
   });
 
   it('rejects a re-serialised body', () => {
