@@ -33,7 +33,11 @@ Options:
 /** A failure the user can fix: printed without a stack, exit code 2 for usage. */
 class UsageError extends Error {}
 
-export async function main(argv: readonly string[]): Promise<number> {
+/**
+ * The command. `sameProcess`: the app runs in this very process (a test that calls `main` beside
+ * its receiver), so a memory ledger is the app's own and can be read; the `payhook` binary never is.
+ */
+export async function main(argv: readonly string[], { sameProcess = false } = {}): Promise<number> {
   const { values: o, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
@@ -61,7 +65,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP, argv);
   const ledger = receiver.store.ledger;
   if (!ledger) throw new UsageError("the app's store keeps no ledger: create it with a `ledger` option, e.g. postgresStore({ connectionString, ledger: true }).");
-  if (isMemoryLedger(ledger)) {
+  if (isMemoryLedger(ledger) && !sameProcess) {
     throw new UsageError(
       "the app's store keeps its ledger in memory (memoryStore), which lives in the app's own process: this command runs in another, and cannot read it. Keep the ledger in Redis or Postgres: redisStore({ url, ledger: true }) from @payhook/store-redis or postgresStore({ connectionString, ledger: true }) from @payhook/store-postgres.",
     );
