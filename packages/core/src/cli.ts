@@ -34,10 +34,10 @@ Options:
 class UsageError extends Error {}
 
 /**
- * The command. `sameProcess`: the app runs in this very process (a test that calls `main` beside
- * its receiver), so a memory ledger is the app's own and can be read; the `payhook` binary never is.
+ * The command. `apart`: it runs in a process of its own (the `payhook` binary, through `run`), so a
+ * memory ledger it loads is a new, empty one, never the app's; `main` called beside the app reads it.
  */
-export async function main(argv: readonly string[], { sameProcess = false } = {}): Promise<number> {
+export async function main(argv: readonly string[], { apart = false } = {}): Promise<number> {
   const { values: o, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
@@ -65,7 +65,7 @@ export async function main(argv: readonly string[], { sameProcess = false } = {}
   const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP, argv);
   const ledger = receiver.store.ledger;
   if (!ledger) throw new UsageError("the app's store keeps no ledger: create it with a `ledger` option, e.g. postgresStore({ connectionString, ledger: true }).");
-  if (isMemoryLedger(ledger) && !sameProcess) {
+  if (isMemoryLedger(ledger) && apart) {
     throw new UsageError(
       "the app's store keeps its ledger in memory (memoryStore), which lives in the app's own process: this command runs in another, and cannot read it. Keep the ledger in Redis or Postgres: redisStore({ url, ledger: true }) from @payhook/store-redis or postgresStore({ connectionString, ledger: true }) from @payhook/store-postgres.",
     );
@@ -152,7 +152,7 @@ const summary = (r: DeliveryReport) => ({ deliveryId: r.deliveryId, outcome: r.o
 const why = (r: DeliveryReport) => (r.error === undefined ? '' : ` - ${errorMessage(r.error)}`);
 
 export function run(argv: readonly string[]): void {
-  main(argv).then(
+  main(argv, { apart: true }).then(
     (code) => process.exit(code),
     (error: unknown) => {
       const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
