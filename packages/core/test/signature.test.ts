@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sign, verifySignature, verifySignatureAsync } from '../src/index.js';
+import { sign, signAsync, verifySignature, verifySignatureAsync } from '../src/index.js';
 
 const golden = JSON.parse(readFileSync(new URL('./fixtures/golden-signatures.json', import.meta.url), 'utf8')) as {
   vectors: { file: string; secret: string; bodyBase64: string; signature: string }[];
@@ -50,8 +50,56 @@ describe('verifySignature', () => {
     ['a number', 42, 'malformed'],
     ['an object', { toString: () => good }, 'malformed'],
     ['a wrong digest', 'sha256=' + '0'.repeat(64), 'mismatch'],
-  ])('rejects %s', (_, header, reason) => {
+  ])('rejects %s, sync and async', async (_, header, reason) => {
     expect(verifySignature(body, header, secret)).toEqual({ ok: false, reason });
+    expect(await verifySignatureAsync(body, header, secret)).toEqual({ ok: false, reason });
+  });
+
+  // A digit that is not lower-case hex must not decode to some byte that could match by chance
+  // ('g' read as 16 would equal a carry into the digit before).
+  it('calls a header malformed for any one digit that is not lower-case hex, sync and async', async () => {
+    const hex = good.slice('sha256='.length);
+    for (let at = 0; at < hex.length; at++) {
+      for (const digit of ['g', 'G', 'A', '/', ':', '`']) {
+        const header = `sha256=${hex.slice(0, at)}${digit}${hex.slice(at + 1)}`;
+        expect(verifySignature(body, header, secret), `${digit} at ${at}`).toEqual({ ok: false, reason: 'malformed' });
+        expect(await verifySignatureAsync(body, header, secret), `${digit} at ${at}`).toEqual({ ok: false, reason: 'malformed' });
+      }
+    }
+  });
+
+  // An empty or non-string secret is a configuration mistake, never a key: a sender who signs with
+  // the empty key, or with "123" when the secret is the number 123, must not get in.
+  it.each([
+    ['no secrets', []],
+    ['an empty secret', ['']],
+    ['a number', [123]],
+    ['undefined', undefined],
+    ['a number instead of a list', 123],
+  ])('finds no usable secret in %s, sync and async', async (_, secrets) => {
+    for (const signedWith of ['', '123', secret]) {
+      const header = sign(body, signedWith);
+      const given = secrets as string[];
+      expect(verifySignature(body, header, given)).toEqual({ ok: false, reason: 'no-secret' });
+      expect(await verifySignatureAsync(body, header, given)).toEqual({ ok: false, reason: 'no-secret' });
+    }
+  });
+
+  it('names the first secret that matches, among many or repeated ones, sync and async', async () => {
+    const nine = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', secret];
+    for (const [secrets, secretIndex] of [[nine, 8], [[secret, secret], 0], [['', secret], 1]] as const) {
+      expect(verifySignature(body, good, secrets)).toEqual({ ok: true, secretIndex });
+      expect(await verifySignatureAsync(body, good, secrets)).toEqual({ ok: true, secretIndex });
+    }
+  });
+
+  it('says a parsed body is not the raw body and how to get it, and sign refuses one', async () => {
+    const parsed = JSON.parse(body.toString('utf8')) as unknown as string;
+    const verdict = { ok: false, reason: 'not-raw-body', message: expect.stringMatching(/^\[@payhook\/core\] .*express\.raw/) };
+    expect(verifySignature(parsed, good, secret)).toEqual(verdict);
+    expect(await verifySignatureAsync(parsed, good, secret)).toEqual(verdict);
+    expect(() => sign(parsed, secret)).toThrow(/signature is computed \(sign\)/);
+    await expect(signAsync(parsed, secret)).rejects.toThrow(/signature is computed \(signAsync\)/);
   });
 
   it('rejects every body with one byte flipped', () => {
