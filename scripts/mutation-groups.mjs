@@ -1,0 +1,48 @@
+/**
+ * What `pnpm test:mutation` breaks and which tests judge each break (issue 38). Each group is one
+ * StrykerJS run: its files are mutated one change at a time, and only its tests run against each
+ * mutant. Narrow lists keep the run in minutes, since a mutant in code that runs while a suite
+ * sets up (a receiver made in beforeAll, a script the store loads) is judged by every test of the
+ * group. These are the files where a silent break is a security or exactly-once bug.
+ */
+export const MUTATION_GROUPS = {
+  signature: {
+    mutate: ['packages/core/src/signature.ts'],
+    tests: ['packages/core/test/{signature,web-crypto}.test.ts'],
+  },
+  body: {
+    mutate: ['packages/core/src/pipeline/intake.ts', 'packages/core/src/read-body.ts', 'packages/core/src/node.ts'],
+    tests: ['packages/core/test/{receiver,node-bridge,stranger,body-limits}.test.ts', 'test/adapters/{express,fastify,hono}.test.ts'],
+  },
+  options: {
+    mutate: ['packages/core/src/options.ts'],
+    tests: ['packages/core/test/{receiver,fast-path,stranger}.test.ts'],
+  },
+  run: {
+    mutate: ['packages/core/src/pipeline/claim-and-run.ts', 'packages/core/src/pipeline/outcome.ts'],
+    tests: [
+      'packages/core/test/{receiver,two-copies,duplicate-wait,fast-path,deadlines,stranger}.test.ts',
+      'packages/testing/test/deliver.test.ts',
+    ],
+  },
+  stores: {
+    mutate: [
+      'packages/core/src/memory-store.ts',
+      'packages/store-redis/src/{scripts,redis-store}.ts',
+      'packages/store-postgres/src/{store-statements,postgres-store}.ts',
+    ],
+    tests: ['test/{memory-store,store-redis,store-postgres}.test.ts'],
+  },
+};
+
+/** The group named by PAYHOOK_MUTATION_GROUP (set by scripts/mutation.mjs). */
+export function mutationGroup() {
+  const name = process.env.PAYHOOK_MUTATION_GROUP ?? '';
+  const group = MUTATION_GROUPS[name];
+  if (!group) {
+    throw new Error(
+      `[payhook] PAYHOOK_MUTATION_GROUP must name a group (${Object.keys(MUTATION_GROUPS).join(', ')}); got '${name}'. Run \`pnpm test:mutation\`, which sets it.`,
+    );
+  }
+  return { name, ...group };
+}
