@@ -16,7 +16,7 @@ export const MUTATION_GROUPS = {
   },
   options: {
     mutate: ['packages/core/src/options.ts'],
-    tests: ['packages/core/test/{receiver,fast-path,stranger}.test.ts'],
+    tests: ['packages/core/test/{receiver,fast-path,stranger,options}.test.ts'],
   },
   run: {
     mutate: ['packages/core/src/pipeline/claim-and-run.ts', 'packages/core/src/pipeline/outcome.ts'],
