@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Store } from '@payhook/core';
@@ -13,7 +13,6 @@ import { requirePostgres, requireRedis } from './services.js';
 const SECRET = 'whsec_crash';
 const LEASE_MS = 1_500;
 const BUDGET_MS = 1_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const redisUrl = await requireRedis();
 const pgUrl = await requirePostgres();
@@ -81,7 +80,6 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
         const body = JSON.stringify(event);
         const { headers } = signedBody(body, { secret: SECRET });
 
-        const claimedAt = Date.now();
         const first = post(victim.port, body, headers).then(
           (r) => r,
           (e: Error) => e,
@@ -96,8 +94,12 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
         const during: Reply = await post(survivor.port, body, headers);
         expect(`${during.status} ${during.outcome}`).toBe(c.during);
 
-        // Real wait: the killed process's lease lapses on Redis's or Postgres's own clock.
-        await sleep(Math.max(0, claimedAt + LEASE_MS + 150 - Date.now()));
+        // The killed process's lease lapses on Redis's or Postgres's own clock, some time after its
+        // claim (which came after the request was sent): wait until the store no longer reads it as held.
+        await vi.waitFor(
+          async () => expect((await reader.get(key))?.state, 'the dead process still holds its claim').not.toBe('claimed'),
+          { timeout: 3 * LEASE_MS, interval: 50 },
+        );
         const after = await post(survivor.port, body, headers);
         expect(`${after.status} ${after.outcome}`, survivor.stderr()).toBe(c.after);
         const again = await post(survivor.port, body, headers);

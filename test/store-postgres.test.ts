@@ -221,6 +221,8 @@ describe.skipIf(!url)('postgres', () => {
       const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
       const lax = () => new pg.Pool({ connectionString: url!, options: '-c synchronous_commit=off' });
       const pools = [lax(), lax(), new pg.Pool({ connectionString: url! })];
+      // The check is a query of its own, sent beside a store's first one (on another connection) and not awaited by it.
+      const checks = pools.map((p) => vi.spyOn(p, 'query'));
       try {
         const stores = [
           postgresStore({ pool: pools[0], table }),
@@ -228,7 +230,11 @@ describe.skipIf(!url)('postgres', () => {
           postgresStore({ pool: pools[2], table }),
         ];
         for (const st of stores) for (let i = 0; i < 3; i++) await st.get(`durability_${i}`);
-        await sleep(100); // Real wait: the check is a query of its own, sent beside the first one.
+        // Every store but the silenced one checked, once; a second warning could only come from one of these checks.
+        const asked = checks.map((c) => c.mock.calls.flatMap(([query], i) => (query === 'SHOW synchronous_commit' ? [c.mock.results[i]!.value as unknown] : [])));
+        expect(asked.map((a) => a.length)).toEqual([1, 0, 1]);
+        // Wait for each check's answer: the warning, if any, is printed before anything awaiting the same answer goes on.
+        await Promise.allSettled(asked.flat());
         const said = warn.mock.calls.map((c) => String(c[0]));
         expect(said).toHaveLength(1);
         expect(said[0]).toMatch(/^\[@payhook\/store-postgres\] the database runs with synchronous_commit=off/);

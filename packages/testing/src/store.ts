@@ -18,6 +18,8 @@ export interface StoreUnderTest {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** How long past its end a real server's lease may take to be seen as over. */
+const LAPSE_TIMEOUT_MS = 5_000;
 
 /**
  * The store contract, written once and run unchanged against every store: claims, completion,
@@ -65,6 +67,24 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
     const run = randomUUID().slice(0, 8);
     let n = 0;
     const key = () => `conf-${run}:ref_${++n}:payment.success`;
+
+    /**
+     * Returns once `witness`, claimed with a lease of `leaseMs`, can be claimed again: its lease has
+     * ended on the store's own clock. A virtual clock is moved past it; a real server is asked until
+     * it says so, since a fixed sleep only guesses at when the server's lease ends.
+     */
+    const lapse = async (witness: string, leaseMs: number) => {
+      if (subject.advance) await subject.advance(leaseMs);
+      const end = Date.now() + leaseMs + LAPSE_TIMEOUT_MS;
+      for (;;) {
+        const r = await store.claim(witness, 5_000);
+        if (r.status === 'claimed') return;
+        if (subject.advance || Date.now() > end) {
+          throw new Error(`a claim with a lease of ${leaseMs} ms could still not be taken over ${subject.advance ? `after the clock moved ${leaseMs} ms` : `${LAPSE_TIMEOUT_MS} ms after it ended`} (claim says ${r.status}); a lease must end when its time is up.`);
+        }
+        await sleep(20);
+      }
+    };
 
     beforeAll(async () => {
       store = await open();
@@ -146,10 +166,20 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       const k = key();
       const c = await store.claim(k, 300);
       if (c.status !== 'claimed') throw new Error('expected a claim');
-      await elapse(150);
-      expect(await store.extend(k, c.token, 1_000)).toBe(true);
-      await elapse(300);
+      const first = await store.get(k);
+      expect(await store.extend(k, c.token, 60_000)).toBe(true);
+      const extended = await store.get(k);
+      if (first?.state !== 'claimed' || extended?.state !== 'claimed') throw new Error(`expected a claimed record; got ${JSON.stringify([first, extended])}`);
+      // Extended by a minute at a moment no earlier than the claim: the lease now ends about a minute
+      // after the first one did (less the 300 ms of the first, and some slack for a store that rounds its clock).
+      expect(extended.leaseExpiresAt - first.leaseExpiresAt).toBeGreaterThanOrEqual(59_000);
+      // A witness claimed after k with the same lease: once it can be taken over, k's first lease
+      // has ended too, on the store's own clock, however slowly this process ran.
+      const witness = key();
+      expect((await store.claim(witness, 300)).status).toBe('claimed');
+      await lapse(witness, 300);
       expect((await store.claim(k, 5_000)).status).toBe('in-progress');
+      expect(await store.get(k)).toMatchObject({ state: 'claimed', attempt: 1 });
       expect(await store.complete(k, c.token)).toBe(true);
     });
 
