@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
+import { DATABASE_URL } from '../services.js';
 import { startPostgres, type PrivatePostgres } from './postgres-server.js';
 import { serviceLoad, tally } from './service.js';
 
@@ -73,8 +75,20 @@ async function underLoad(effect: 'pg-transactional' | 'pg-insert', fault: Fault)
 }
 
 describe.skipIf(!server)('PostgreSQL restarted or killed under load', () => {
-  beforeAll(() => {
-    expect(server).toBeDefined();
+  beforeAll(async () => {
+    // The cluster is the suite's own: the shared one the other files use is never restarted or killed.
+    expect(new URL(server!.url).port).not.toBe(new URL(DATABASE_URL).port);
+    // Exactly once across a kill -9 rests on a server that acknowledges a commit only once it is on
+    // disk (README "What exactly-once rests on"); on a lax one, a pass here would prove nothing.
+    const client = new pg.Client({ connectionString: server!.url });
+    await client.connect();
+    try {
+      const settings = [];
+      for (const name of ['fsync', 'synchronous_commit']) settings.push(`${name}=${(await client.query<Record<string, string>>(`show ${name}`)).rows[0]![name]}`);
+      expect(settings).toEqual(['fsync=on', 'synchronous_commit=on']);
+    } finally {
+      await client.end();
+    }
   });
   afterAll(async () => {
     await server?.stop();
