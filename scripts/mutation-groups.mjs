@@ -12,7 +12,7 @@ export const MUTATION_GROUPS = {
   },
   body: {
     mutate: ['packages/core/src/pipeline/intake.ts', 'packages/core/src/read-body.ts', 'packages/core/src/node.ts'],
-    tests: ['packages/core/test/{receiver,node-bridge,stranger,body-limits}.test.ts', 'test/adapters/{express,fastify,hono}.test.ts'],
+    tests: ['packages/core/test/{receiver,node-bridge,stranger,body-limits}.test.ts', 'test/adapters/{express,fastify,hono,bounded-senders}.test.ts'],
   },
   options: {
     mutate: ['packages/core/src/options.ts'],

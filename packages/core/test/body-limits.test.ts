@@ -157,6 +157,11 @@ describe('readBodyLimited, on web requests', () => {
     expect(clock.pending()).toBe(0);
   });
 
+  it('reads a body without a deadline, whole and in order', async () => {
+    expect(await readBodyLimited(post('abc'), 10)).toEqual(new TextEncoder().encode('abc'));
+    expect(await readBodyLimited(post('abcdefghijk'), 10)).toBe('too-large');
+  });
+
   it('reads no body as empty, and leaves no timer behind once a body is read', async () => {
     const clock = manualClock(0);
     expect(await readBodyLimited(post(null), 10, { ms: 1_000, clock })).toEqual(new Uint8Array(0));
