@@ -142,6 +142,12 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       expect(res.headers.allow).toBe('POST');
     });
 
+    // Fastify runs no parser for an empty body; the adapter once took that for a body read elsewhere (500).
+    it('answers a signed empty body 400 malformed, not 500', async () => {
+      const res = await send(s.url, { headers: { 'content-length': '0', 'x-service-signature': sign('', current!) }, body: '' });
+      expect([res.status, JSON.parse(res.text)]).toEqual([400, { outcome: 'malformed' }]);
+    });
+
     it('answers 413 to a signed body over maxBodyBytes, and runs nothing', async () => {
       const event = createEvent('payment.success', { customer: { name: 'x'.repeat(SCENARIO.maxBodyBytes), email: 'a@example.com', phone: '251911234567' } });
       const res = await deliver(event);
