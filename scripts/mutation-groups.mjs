@@ -21,7 +21,7 @@ export const MUTATION_GROUPS = {
   run: {
     mutate: ['packages/core/src/pipeline/claim-and-run.ts', 'packages/core/src/pipeline/outcome.ts'],
     tests: [
-      'packages/core/test/{receiver,two-copies,duplicate-wait,fast-path,deadlines,stranger}.test.ts',
+      'packages/core/test/{receiver,two-copies,duplicate-wait,fast-path,deadlines,stranger,claim-and-run,claim-and-run-budget}.test.ts',
       'packages/testing/test/deliver.test.ts',
     ],
   },

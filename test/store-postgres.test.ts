@@ -162,7 +162,8 @@ describe.skipIf(!url)('postgres', () => {
     });
 
     it('says what to do when the table is missing or the name is wrong', async () => {
-      const missing = postgresStore({ pool, table: 'payhook_test_missing', createTable: false });
+      // A name no other run uses: a mutation run's broken store may create the tables it is given.
+      const missing = postgresStore({ pool, table: `payhook_test_missing_${randomUUID().slice(0, 8)}`, createTable: false });
       await expect(missing.claim('k', 5_000)).rejects.toThrow(/^\[@payhook\/store-postgres\] .*does not exist: create it from the package's schema\.sql/);
       expect(() => postgresStore({ pool, table: 'x; drop table y' })).toThrow(/table must be a plain identifier/);
       expect(() => postgresStore({})).toThrow(/pass `connectionString`/);
