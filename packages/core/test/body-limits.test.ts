@@ -1,5 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEvent, manualClock, signedBody } from '@payhook/testing';
 import { adapterOf, readBodyLimited } from '../src/adapter.js';
@@ -66,6 +66,26 @@ describe('the Node bridge bounds a body before reading it all', () => {
     expect(clock.now()).toBe(0);
     expect(runs).toEqual([]);
   });
+
+  // The answer lets the client read it (the rest of the body is drained for a moment), and then
+  // the connection closes whatever the sender does: a 413 is no way to hold a socket open.
+  it('closes the connection of a sender that goes on trickling after its 413', async () => {
+    const { receiver } = setup({ maxBodyBytes: 1_000 });
+    const port = await serve(toNodeListener(receiver));
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n');
+    const trickle = setInterval(() => socket.writable && socket.write(' '.repeat(100)), 20);
+    try {
+      await closed;
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(answer).toMatch(/^HTTP\/1\.1 413 [^]*connection: close/i);
+  }, 10_000);
 
   it('answers a GET 405 at once, without waiting for a body that never ends', async () => {
     const { receiver, clock } = setup();
