@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** Folders that hold no documentation of the repository's own: installs, builds, caches. */
-const SKIP = new Set(['node_modules', '.git', 'dist', '.next', 'coverage', 'tmp', '.turbo']);
+const SKIP = new Set(['node_modules', '.git', 'dist', '.next', 'coverage', 'tmp', '.turbo', '.stryker-tmp', 'reports']);
 
 function markdownFiles(dir: string): string[] {
   const found: string[] = [];
