@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createEvent, manualClock, signedRequest, type ManualClock } from '@payhook/testing';
-import { createReceiver, memoryStore, type DeliveryReport, type PaymentEvent, type Store } from '../src/index.js';
+import { createEvent, manualClock, signedRequest } from '@payhook/testing';
+import { createReceiver, memoryStore, type DeliveryReport, type PaymentEvent } from '../src/index.js';
 import { createJobRunner, type QueuedEvent } from '../src/queue.js';
-import { STORE_SYNC, storeOps, type StoreOps } from '../src/store.js';
+import { spiedStore } from './spied-store.js';
 import { asFreshProcess } from './fresh-process.js';
 
 /**
@@ -13,23 +13,6 @@ import { asFreshProcess } from './fresh-process.js';
 const secret = 'whsec_claim_and_run_budget';
 const quiet = { info() {}, warn() {}, error() {} };
 asFreshProcess();
-
-/** A memory store on `clock` that records every call made of it (`extend@150`), synchronous as the memory store's own view. */
-function spiedStore(clock: ManualClock) {
-  const inner = memoryStore({ now: clock.now, warn: false });
-  const own = storeOps(inner);
-  const calls: string[] = [];
-  const seen = (name: string) => calls.push(`${name}@${clock.now()}`);
-  const view: StoreOps = {
-    claim: (k, l) => (seen('claim'), own.claim(k, l)),
-    complete: (k, t, o) => (seen('complete'), own.complete(k, t, o)),
-    release: (k, t) => (seen('release'), own.release(k, t)),
-    extend: (k, t, l) => (seen('extend'), own.extend(k, t, l)),
-  };
-  const store: Store = { ...inner };
-  Object.defineProperty(store, STORE_SYNC, { value: view });
-  return { store, calls };
-}
 
 /** A promise and whether it has settled yet. */
 function watch<T>(promise: Promise<T>) {

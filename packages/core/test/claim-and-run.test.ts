@@ -11,7 +11,7 @@ import {
   type Store,
   type TransactionRecord,
 } from '../src/index.js';
-import { STORE_SYNC, storeOps, type StoreOps } from '../src/store.js';
+import { spiedStore } from './spied-store.js';
 
 /**
  * The claim-and-run step (pipeline/claim-and-run.ts): which answer a delivery gets from what the
@@ -19,25 +19,6 @@ import { STORE_SYNC, storeOps, type StoreOps } from '../src/store.js';
  */
 const secret = 'whsec_claim_and_run';
 type Line = DeliveryReport & { level: string; err?: unknown; message: string };
-
-/** A memory store on `clock` that records every call the receiver makes (`claim@25`), with operations replaced by `replace(its own)`. */
-function spiedStore(clock: ManualClock, replace: (own: StoreOps) => Partial<StoreOps> = () => ({})) {
-  const inner = memoryStore({ now: clock.now, warn: false });
-  const own = storeOps(inner);
-  const ops: StoreOps = { ...own, ...replace(own) };
-  const calls: string[] = [];
-  const seen = (name: string) => calls.push(`${name}@${clock.now()}`);
-  const view: StoreOps = {
-    claim: (k, l) => (seen('claim'), ops.claim(k, l)),
-    complete: (k, t, o) => (seen('complete'), ops.complete(k, t, o)),
-    release: (k, t) => (seen('release'), ops.release(k, t)),
-    extend: (k, t, l) => (seen('extend'), ops.extend(k, t, l)),
-  };
-  // The receiver takes the synchronous view, as it does the memory store's own.
-  const store: Store = { ...inner };
-  Object.defineProperty(store, STORE_SYNC, { value: view });
-  return { store, calls };
-}
 
 function setup(options: Partial<ReceiverOptions> & { clock?: ManualClock } = {}) {
   const clock = options.clock ?? manualClock(0);
