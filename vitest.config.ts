@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
@@ -10,6 +10,22 @@ const versionOf = (name: string): string => (require(`${name}/package.json`) as 
 
 const packages = fileURLToPath(new URL('./packages/', import.meta.url));
 const shop = fileURLToPath(new URL('./examples/shop/src/', import.meta.url));
+
+const newest = { ioredis: versionOf('ioredis'), bullmq: versionOf('bullmq'), 'pg-boss': versionOf('pg-boss') };
+
+/**
+ * The files whose subject is timing, load or a server's faults (wall-clock bounds, floods, kill -9,
+ * restarts): they run one at a time once everything else is done (issue 38), so that no other file
+ * makes the noise they measure.
+ */
+const ALONE = [
+  'test/security/{slowloris,load,refusal-flood,rate-limit,fuzz,idempotency-race}.test.ts',
+  'test/{crash,multi-process,store-down}.test.ts',
+  'test/queue/{kill-web,kill-worker,load}.test.ts',
+  'test/faults/**/*.test.ts',
+  'test/adapters/bounded-senders.test.ts',
+  'test/ledger/load.test.ts',
+];
 
 // Tests import the packages' sources, so a test run never depends on a stale dist/.
 export default defineConfig({
@@ -29,13 +45,17 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      // Everything, on the newest major of every peer (the versions in package.json).
+      // Everything but the files below, on the newest major of every peer (the versions in
+      // package.json), two files at a time: most wait on sockets, servers and child processes.
       {
         extends: true,
         test: {
           name: 'payhook',
           include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
-          provide: { peers: { ioredis: versionOf('ioredis'), bullmq: versionOf('bullmq'), 'pg-boss': versionOf('pg-boss') } },
+          exclude: [...configDefaults.exclude, ...ALONE],
+          provide: { peers: newest },
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
         },
       },
       // The other end of each peer range: the store's and the queue's contracts again on the lowest versions.
@@ -52,7 +72,14 @@ export default defineConfig({
           name: 'lowest-peers',
           include: ['test/store-redis.test.ts', 'test/ledger-redis.test.ts', 'test/queue/conformance.test.ts', 'test/peers.test.ts'],
           provide: { peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest'), 'pg-boss': versionOf('pg-boss-lowest') } },
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
         },
+      },
+      // Where timing or load is the subject: one file at a time, after the rest, on a quiet machine.
+      {
+        extends: true,
+        test: { name: 'alone', include: ALONE, provide: { peers: newest }, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],
   },

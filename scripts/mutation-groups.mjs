@@ -31,7 +31,7 @@ export const MUTATION_GROUPS = {
       'packages/store-redis/src/{scripts,redis-store}.ts',
       'packages/store-postgres/src/{store-statements,postgres-store}.ts',
     ],
-    tests: ['test/{memory-store,store-redis,store-postgres,store-postgres-limits,store-postgres-purge,store-down,ledger-redis,ledger-postgres}.test.ts'],
+    tests: ['test/{memory-store,store-redis,store-postgres,store-postgres-limits,store-postgres-purge,store-down,ledger-redis,ledger-postgres}.test.ts', 'packages/core/test/{memory-ledger,memory-store-warning,fast-path}.test.ts'],
   },
 };
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { manualClock } from '@payhook/testing';
 import { memoryStore } from '@payhook/core';
 import { storeConformance } from '@payhook/testing/store';
 
@@ -55,5 +56,18 @@ describe('the memory store at the edge of a lease and a retention', () => {
     expect(await s.complete('k', token)).toBe(false);
     expect(await s.get('k')).toEqual({ state: 'released', attempt: 1 });
     expect(await s.get('never')).toBeUndefined();
+  });
+});
+
+describe('the memory store by default', () => {
+  it("keeps a done record 24 hours, on the clock it is given", async () => {
+    const clock = manualClock(0);
+    const s = memoryStore({ clock, warn: false });
+    const { token } = (await s.claim('k', 100)) as { token: string };
+    await s.complete('k', token);
+    await clock.advance(24 * 60 * 60 * 1000 - 1);
+    expect(await s.claim('k', 100)).toMatchObject({ status: 'done', outcome: 'ok' });
+    await clock.advance(1);
+    expect(await s.get('k')).toBeUndefined();
   });
 });
