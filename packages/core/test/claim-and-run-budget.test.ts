@@ -4,6 +4,7 @@ import { createReceiver, memoryStore, type DeliveryReport, type PaymentEvent } f
 import { createJobRunner, type QueuedEvent } from '../src/queue.js';
 import { spiedStore } from './spied-store.js';
 import { asFreshProcess } from './fresh-process.js';
+import { watch } from './watch.js';
 
 /**
  * The claim-and-run step against time (pipeline/claim-and-run.ts): what a delivery is answered at
@@ -13,14 +14,6 @@ import { asFreshProcess } from './fresh-process.js';
 const secret = 'whsec_claim_and_run_budget';
 const quiet = { info() {}, warn() {}, error() {} };
 asFreshProcess();
-
-/** A promise and whether it has settled yet. */
-function watch<T>(promise: Promise<T>) {
-  const w = { settled: false, promise };
-  const settled = () => void (w.settled = true);
-  promise.then(settled, settled);
-  return w;
-}
 
 const text = async (r: Response) => `${r.status} ${((await r.json()) as { outcome: string }).outcome}`;
 

@@ -10,19 +10,10 @@ import {
   type ReceiverOptions,
   type Store,
 } from '../src/index.js';
+import { watch } from './watch.js';
 
 const secret = 'whsec_receiver_test';
 const quiet = { info() {}, warn() {}, error() {} };
-
-/** A promise and whether it has settled yet: what has not happened by a point in virtual time. */
-function watch<T>(promise: Promise<T>) {
-  const w = { settled: false, promise };
-  promise.then(
-    () => (w.settled = true),
-    () => (w.settled = true),
-  );
-  return w;
-}
 
 /** A memory store on a manual clock whose first `failures` done-record writes fail, as an overloaded store's would. */
 function failingCompletes(failures: number) {
