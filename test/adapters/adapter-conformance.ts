@@ -142,7 +142,7 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       expect(res.headers.allow).toBe('POST');
     });
 
-    // Fastify runs no parser for an empty body; the adapter once took that for a body read elsewhere (500).
+    // Fastify runs no parser for an empty body; the Node bridge once took that for a body read elsewhere (500).
     it('answers a signed empty body 400 malformed, not 500', async () => {
       const res = await send(s.url, { headers: { 'content-length': '0', 'x-service-signature': sign('', current!) }, body: '' });
       expect([res.status, JSON.parse(res.text)]).toEqual([400, { outcome: 'malformed' }]);

@@ -56,8 +56,13 @@ function keptBytes(req: ParsedRequest): RawBody | undefined {
 
 type NodeBody = Pick<RawDelivery, 'body' | 'problem' | 'parsed' | 'error'>;
 
+const EMPTY = new Uint8Array(0);
+
 /** The body's bytes, or why there are none. Never waits for a stream that already ended, nor past the deadline. */
 async function readNodeBody(req: ParsedRequest, limit: number, deadline: BodyDeadline): Promise<NodeBody> {
+  // A request that declares no body (no Transfer-Encoding, Content-Length absent or 0) has the empty
+  // body, whatever a framework did with its ended stream: Fastify, say, runs no parser for it.
+  if (req.headers['transfer-encoding'] === undefined && (req.headers['content-length'] ?? '0') === '0') return { body: EMPTY };
   // A parser that skipped the request (another Content-Type) may still set `req.body = {}` (body-parser 1.x):
   // what counts is whether the stream was read.
   const read = req._body === true || req.readableDidRead || req.readableEnded || !req.readable;

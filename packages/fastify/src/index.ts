@@ -72,17 +72,7 @@ export const payhookFastify: FastifyPluginAsync<PayhookFastifyOptions> = async (
     return send(reply, fail(error));
   });
   instance.all(path, async (request, reply) => {
-    const body = Buffer.isBuffer(request.body) ? request.body : hasNoBody(request.headers) ? EMPTY : undefined;
+    const body = Buffer.isBuffer(request.body) ? request.body : undefined;
     return send(reply, await processNodeRequest(receiver, request.raw, { body, framework: 'fastify' }));
   });
 };
-
-const EMPTY = Buffer.alloc(0);
-
-/**
- * A request that declares no body (no Transfer-Encoding, Content-Length absent or 0): Fastify runs
- * no parser for it and Node ends its stream at once, so the bytes are the empty body, not bytes
- * something else read first.
- */
-const hasNoBody = (headers: Record<string, string | string[] | undefined>) =>
-  headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0';
