@@ -35,7 +35,13 @@ async function harness(ordering: ReceiverOptions['ordering']): Promise<Harness> 
   const seen = new Map<string, string[]>();
   const reports: DeliveryReport[] = [];
   let client: ReturnType<typeof createClient> | undefined;
-  const lazyClient = { transactions: { retrieve: (r: string) => client!.transactions.retrieve(r), verify: (r: string) => client!.transactions.verify(r) } };
+  const lazyClient = {
+    transactions: {
+      retrieve: (r: string) => client!.transactions.retrieve(r),
+      verify: (r: string) => client!.transactions.verify(r),
+      timeline: (r: string) => client!.transactions.timeline(r),
+    },
+  };
   const receiver = createReceiver({
     secret: SECRET,
     store: memoryStore(),

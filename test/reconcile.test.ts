@@ -241,11 +241,16 @@ describe('verify before the handler', () => {
     const body = (reference: string): PaymentEvent =>
       eventFromRecord(h.ref.service.transactions().find((t) => t.reference === reference)!, 'payment.success');
 
-    // A validly signed success for a transaction the service says is still pending.
+    // A validly signed success for a transaction the service says is still pending: its API may lag, so 503 and a retry.
+    const early = await receiver.dispatch(body(pending), { source: 'webhook' });
+    expect(early).toMatchObject({ outcome: 'verify-unavailable', status: 503 });
+    expect(records).toEqual([]);
+    expect(await receiver.store.get(`sandbox:${pending}:payment.success`)).toMatchObject({ state: 'released' });
+    // Once it was cancelled, no move leads to a success: the service contradicts it, 200 mismatch and nothing runs.
+    await ref.call('POST', `/v1/transactions/${pending}/cancel`);
     const forged = await receiver.dispatch(body(pending), { source: 'webhook' });
     expect(forged).toMatchObject({ outcome: 'mismatch', status: 200 });
     expect(records).toEqual([]);
-    expect(await receiver.store.get(`sandbox:${pending}:payment.success`)).toMatchObject({ state: 'released' });
 
     const real = await receiver.dispatch(body(paid), { source: 'webhook' });
     expect(real).toMatchObject({ outcome: 'processed' });

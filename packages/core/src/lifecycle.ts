@@ -36,18 +36,20 @@ export interface Transition {
   to: TransactionStatus;
   /** The webhook the move sends, or null for none. */
   event: PaymentEventName | null;
+  /** The move's `eventType` on the transaction's timeline (snake_case, as the SDKs show `session_created`, `payment_failed`). */
+  step: string;
   description: string;
 }
 
 /** Every way a transaction's status moves, named by the action that moves it. */
 export const TRANSITIONS = {
-  open: { from: ['pending'], to: 'processing', event: null, description: 'Checkout opened' },
-  pay: { from: ['pending', 'processing'], to: 'completed', event: 'payment.success', description: 'Payment completed' },
-  fail: { from: ['pending', 'processing'], to: 'failed', event: 'payment.failed', description: 'Payment attempt failed' },
-  cancel: { from: ['pending', 'processing'], to: 'cancelled', event: 'payment.cancelled', description: 'Transaction cancelled' },
-  refund: { from: ['completed'], to: 'refunding', event: 'payment.refunding', description: 'Refund initiated' },
-  'complete-refund': { from: ['refunding'], to: 'refunded', event: 'payment.refunded', description: 'Refund completed' },
-  reverse: { from: ['completed'], to: 'reversed', event: 'payment.reversed', description: 'Payment reversed' },
+  open: { from: ['pending'], to: 'processing', event: null, step: 'checkout_opened', description: 'Checkout opened' },
+  pay: { from: ['pending', 'processing'], to: 'completed', event: 'payment.success', step: 'payment_completed', description: 'Payment completed' },
+  fail: { from: ['pending', 'processing'], to: 'failed', event: 'payment.failed', step: 'payment_failed', description: 'Payment attempt failed' },
+  cancel: { from: ['pending', 'processing'], to: 'cancelled', event: 'payment.cancelled', step: 'payment_cancelled', description: 'Transaction cancelled' },
+  refund: { from: ['completed'], to: 'refunding', event: 'payment.refunding', step: 'refund_initiated', description: 'Refund initiated' },
+  'complete-refund': { from: ['refunding'], to: 'refunded', event: 'payment.refunded', step: 'refund_completed', description: 'Refund completed' },
+  reverse: { from: ['completed'], to: 'reversed', event: 'payment.reversed', step: 'payment_reversed', description: 'Payment reversed' },
 } as const satisfies Record<string, Transition>;
 export type Action = keyof typeof TRANSITIONS;
 
@@ -122,3 +124,24 @@ export const EVENTS_BEFORE = Object.fromEntries(
 
 /** Whether a transaction was paid once `event` happened (its `paidAt` is set): every event after a success. */
 export const wasPaid = (event: PaymentEventName): boolean => EVENTS_BY_STATUS[STATUS_AFTER[event]].includes('payment.success');
+
+/** The event each status is the result of (`completed` is the result of `payment.success`); none for `pending` and `processing`. */
+const EVENT_TO: Partial<Record<string, PaymentEventName>> = Object.fromEntries(EVENT_NAMES.map((name) => [STATUS_AFTER[name], name]));
+const EVENT_OF_STEP: Partial<Record<string, PaymentEventName>> = Object.fromEntries(moves.filter((m) => m.event).map((m) => [m.step, m.event!]));
+
+/**
+ * The event a timeline entry records, or undefined: by the status after it where the entry carries
+ * one, else by its `eventType` (the move's `step`).
+ */
+export const eventOfStep = (entry: { eventType: string; status?: string }): PaymentEventName | undefined =>
+  (entry.status !== undefined ? EVENT_TO[entry.status] : undefined) ?? (Object.hasOwn(EVENT_OF_STEP, entry.eventType) ? EVENT_OF_STEP[entry.eventType] : undefined);
+
+/**
+ * How the service's record stands to an event it sent: its status `agrees` (the event happened, and
+ * perhaps more since), is `behind` (the event moves it further: the API has not caught up with its
+ * own webhook yet, so ask again later), or `contradicts` it (no move leads from it to the event).
+ */
+export function standing(event: PaymentEventName, status: TransactionStatus): 'agrees' | 'behind' | 'contradicts' {
+  if (AGREEING_STATUSES[event].includes(status)) return 'agrees';
+  return reachable(status).includes(STATUS_AFTER[event]) ? 'behind' : 'contradicts';
+}

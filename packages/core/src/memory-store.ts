@@ -130,6 +130,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     release: async (key, token) => ops.release(key, token),
     extend: async (key, token, leaseMs) => ops.extend(key, token, leaseMs),
     get: async (key) => ops.get(key),
+    retentionMs,
     ...(options.ledger && {
       ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000, 1_000), now, { clock, storeRetentionMs: retentionMs }),
     }),

@@ -22,6 +22,8 @@ import { createReplay, type ReplayOptions } from './replay.js';
 import { createOrderGuard } from './pipeline/order-guard.js';
 import { perMinute, REFUSALS_PER_MINUTE } from './per-minute.js';
 
+const DAY = 24 * 60 * 60 * 1000;
+
 export interface Receiver {
   /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
   on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): Receiver;
@@ -155,7 +157,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return runEvent(event, v.secretIndex, run);
   }
   // The ordering guard: half the budget for the earlier events, the rest for this one.
-  const guard = o.ordering && createOrderGuard({ ...settings, ordering: o.ordering, store: o.store, client: o.client, dispatch: (event, record) => receiver.dispatch(event, { source: 'reconcile', record }) });
+  const guard = o.ordering && createOrderGuard({
+    ...settings,
+    ordering: o.ordering,
+    store: o.store,
+    client: o.client,
+    log: o.log,
+    retentionMs: o.retentionMs ?? o.store.retentionMs ?? DAY,
+    dispatch: (event, record) => receiver.dispatch(event, { source: 'reconcile', record }),
+  });
   function runEvent(event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
     const held = guard ? guard(event, run.budgetMs / 2) : undefined;
     if (held === undefined) return claimEvent(event, secretIndex, run);

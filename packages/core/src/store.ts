@@ -34,6 +34,12 @@ export interface Store {
   close?(): Promise<void>;
   /** The delivery ledger, when the store was created with a `ledger` option: the receiver records every delivery in it. */
   readonly ledger?: Ledger;
+  /**
+   * How long the store keeps a done record by default. The ordering guard reads it: an earlier
+   * event that happened longer ago than this may have run and been forgotten, so it never waits
+   * for it or runs it again. A store that does not say counts as keeping them 24 hours.
+   */
+  readonly retentionMs?: number;
 }
 
 /** `ok`: the handlers ran to the end. `failed`: a handler threw `NonRetriableError`; it is not run again. */

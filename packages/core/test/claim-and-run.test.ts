@@ -142,7 +142,7 @@ describe('the record check', () => {
     ['a handler registered with { verify: true }', false, { verify: true }],
     ['verifyBeforeHandling', true, undefined],
   ] as const)('%s: a record that disagrees answers mismatch and gives the claim back; one that agrees runs the handler with it', async (_, verifyBeforeHandling, handlerOptions) => {
-    const status = { now: 'pending' };
+    const status = { now: 'failed' };
     const { receiver, lines, send } = setup({ client: client(status), verifyBeforeHandling });
     const records: unknown[] = [];
     receiver.on('payment.success', (_e, ctx) => void records.push(ctx.record?.status), handlerOptions);
@@ -150,7 +150,12 @@ describe('the record check', () => {
     const key = receiver.dedupeKey(event);
     expect(await send(event)).toBe('200 mismatch');
     expect(lines.at(-1)).toMatchObject({ outcome: 'mismatch', reference: event.reference, dedupeKey: key, attempt: 1 });
-    expect(String(lines.at(-1)!.err)).toMatch(/is pending, which does not agree with payment.success/);
+    expect(String(lines.at(-1)!.err)).toMatch(/is failed, which does not agree with payment.success/);
+    expect(await receiver.store.get(key)).toMatchObject({ state: 'released' });
+    // A record the event moves further is the API behind its own webhook: 503, so the service comes back.
+    status.now = 'processing';
+    expect(await send(event)).toBe('503 verify-unavailable');
+    expect(String(lines.at(-1)!.err)).toMatch(/still says processing, behind the payment.success it sent/);
     expect(await receiver.store.get(key)).toMatchObject({ state: 'released' });
     status.now = 'completed';
     expect(await send(event)).toBe('200 processed');

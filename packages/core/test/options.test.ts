@@ -163,10 +163,10 @@ describe('options that change what a delivery does', () => {
   });
 
   it('verifyBeforeHandling: true runs no handler when the record disagrees; left unset, the client is not asked', async () => {
-    const pending = countingClient('pending');
+    const failed = countingClient('failed');
     let runs = 0;
     const event = createEvent('payment.success');
-    const checked = make({ client: pending.client, verifyBeforeHandling: true }).on('payment.success', () => void runs++);
+    const checked = make({ client: failed.client, verifyBeforeHandling: true }).on('payment.success', () => void runs++);
     expect(await outcomeOf(checked.handle(signedRequest(event, { secret })))).toBe('mismatch');
     expect(runs).toBe(0);
     const unchecked = countingClient('pending');

@@ -4,20 +4,6 @@ import type { Transaction } from './transactions.js';
 // The lifecycle table is core's (`@payhook/core` lifecycle); the reference only applies it.
 export { isAction, TRANSITIONS, type Action } from '@payhook/core';
 
-/**
- * The timeline's name for each move, snake_case as the SDKs show them (go-sdk types.go
- * `TimelineEvent`: `session_created`, `payment_failed`). Initialize records `session_created`.
- */
-export const TIMELINE_EVENT_TYPES = {
-  open: 'checkout_opened',
-  pay: 'payment_completed',
-  fail: 'payment_failed',
-  cancel: 'payment_cancelled',
-  refund: 'refund_initiated',
-  'complete-refund': 'refund_completed',
-  reverse: 'payment_reversed',
-} as const satisfies Record<Action, string>;
-
 /** What a move may carry besides the action. */
 export interface TransitionDetails {
   /** The payment method used, kept on `pay` and `fail`. */
@@ -72,6 +58,6 @@ export function applyTransition(
     const text = DEFAULT_MESSAGES[errorCode] ?? t.description;
     errorMessage = details.note ? `${text} (${details.note})` : text;
   }
-  tx.timeline.push({ eventType: TIMELINE_EVENT_TYPES[action], occurredAt: new Date(now).toISOString(), errorCode, errorMessage, status: t.to });
+  tx.timeline.push({ eventType: t.step, occurredAt: new Date(now).toISOString(), errorCode, errorMessage, status: t.to });
   return { ok: true, event: t.event };
 }

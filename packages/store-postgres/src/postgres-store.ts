@@ -158,6 +158,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const store: PostgresStore = {
     pool,
     table: t,
+    retentionMs,
     ...(ledger && { ledger: postgresLedger(ledger, host, retentionMs) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');

@@ -149,6 +149,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     client,
+    retentionMs,
     ...(ledger && { ledger: redisLedger(client, prefix, ledger, ready, retentionMs) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');

@@ -1,7 +1,7 @@
-import type { TransactionRecord } from '../api-schema.js';
+import type { Timeline, TransactionRecord } from '../api-schema.js';
 import type { HandlerContext } from '../event-router.js';
 import type { PaymentEvent } from '../event-schema.js';
-import { AGREEING_STATUSES } from '../lifecycle.js';
+import { standing } from '../lifecycle.js';
 import { reportOf, type DeliveryReport } from './outcome.js';
 
 /** The part of `@payhook/client` the receiver uses to ask the service for the authoritative record. */
@@ -9,6 +9,8 @@ export interface RecordClient {
   transactions: {
     verify(reference: string): Promise<TransactionRecord>;
     retrieve(reference: string): Promise<TransactionRecord>;
+    /** The transaction's timeline: the ordering guard reads when each event happened. `@payhook/client` has it. */
+    timeline?(reference: string): Promise<Timeline>;
   };
 }
 
@@ -33,9 +35,24 @@ export async function checkRecord(client: RecordClient, event: PaymentEvent, ctx
     const status = (error as { status?: number }).status;
     return reportOf(status === 400 || status === 404 ? 'mismatch' : 'verify-unavailable', { error });
   }
-  if (AGREEING_STATUSES[event.event].includes(ctx.record.status)) return undefined;
-  const error = new Error(
-    `[@payhook/core] the service says ${event.reference} is ${ctx.record.status}, which does not agree with ${event.event}; its handlers did not run.`,
-  );
-  return reportOf('mismatch', { error });
+  return judgeRecord(event, ctx.record);
+}
+
+/**
+ * Whether the service's record backs a signed event: it must be the same transaction in the same
+ * mode (a record of another one is never acted on: 503, the service asks again later), and its
+ * status must agree with the event. A status the event moves further is the API behind its own
+ * webhook: 503 too, so the service's retry finds it caught up; never a 200 that drops the event.
+ * Only a status no move leads from to the event is a `mismatch`.
+ */
+export function judgeRecord(event: PaymentEvent, record: TransactionRecord): DeliveryReport | undefined {
+  const fail = (outcome: 'mismatch' | 'verify-unavailable', why: string) =>
+    reportOf(outcome, { error: new Error(`[@payhook/core] ${why}; its handlers did not run.`) });
+  if (record.reference !== event.reference || (record.mode !== undefined && record.mode !== event.mode)) {
+    return fail('verify-unavailable', `asked for ${event.reference} (${event.mode}), the service answered the record of ${String(record.reference)} (${String(record.mode)}), which is not acted on; answered 503 so that the service retries`);
+  }
+  const stand = standing(event.event, record.status);
+  if (stand === 'agrees') return undefined;
+  if (stand === 'behind') return fail('verify-unavailable', `the service's record of ${event.reference} still says ${record.status}, behind the ${event.event} it sent; answered 503 so that the service retries once its record caught up`);
+  return fail('mismatch', `the service says ${event.reference} is ${record.status}, which does not agree with ${event.event}`);
 }
