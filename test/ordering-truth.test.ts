@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '@payhook/client';
 import { createReceiver, memoryStore, systemClock, type DeliveryReport, type ReceiverOptions, type TransactionRecord } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
+import { createEvent, signedRequest } from '@payhook/testing';
 import { merchants, SANDBOX_KEY, SECRET, start, type Started } from './reference/helpers.js';
 
 // The ordering guard against the service's truth: done records that expired, records that lag or
@@ -202,4 +203,18 @@ describe('ordering fetch takes only the service\'s truth', () => {
     expect(String((held[0] as { err?: unknown }).err)).toMatch(/shows no time for payment.refunding of \S+ \(the client has no timeline\(\)\)/);
     expect(attempts(h, reference)['payment.refunded']).toBe('delivered after 4');
   }, 30_000);
+});
+
+describe('ordering hold without a client', () => {
+  it("takes the success's time from a payload that carries paidAt: long ago runs at once, just now is held", async () => {
+    const receiver = createReceiver({ secret: SECRET, store: memoryStore({ retentionMs: RETENTION }), ordering: 'hold', logger: () => {} })
+      .on('payment.success', () => {})
+      .on('payment.refunding', () => {});
+    const outcome = async (paidAt: number) => {
+      const event = createEvent('payment.refunding', { paidAt: new Date(paidAt).toISOString() });
+      return (await receiver.handle(signedRequest(event, { secret: SECRET }))).status;
+    };
+    expect(await outcome(Date.now() - 2 * RETENTION)).toBe(200);
+    expect(await outcome(Date.now() - MINUTE)).toBe(409);
+  });
 });
