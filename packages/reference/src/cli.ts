@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { check, CHECK_USAGE } from './cli/check.js';
 import { RunError, UsageError } from './cli/common.js';
 import { resend, RESEND_USAGE } from './cli/resend.js';
 import { serve, SERVE_USAGE } from './cli/serve.js';
@@ -10,12 +11,13 @@ Commands:
   serve                 Run the reference payment service (API, sandbox control, checkout, dashboard)
   trigger <event>       Make a running service send <event> to your callback URL
   resend <delivery-id>  Make a running service deliver a webhook again
+  check <base-url>      Check a service (this one, or ePay's sandbox) against the contract
 
 Run payhook-reference <command> --help for a command's options.
 `;
 
-const COMMANDS = { serve, trigger, resend } as const;
-const USAGES: Record<string, string> = { serve: SERVE_USAGE, trigger: TRIGGER_USAGE, resend: RESEND_USAGE };
+const COMMANDS = { serve, trigger, resend, check } as const;
+const USAGES: Record<string, string> = { serve: SERVE_USAGE, trigger: TRIGGER_USAGE, resend: RESEND_USAGE, check: CHECK_USAGE };
 
 const out = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 const err = (text: string) => process.stderr.write(text);

@@ -1,0 +1,132 @@
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compare, nullable, obj, arr } from '../../packages/reference/src/check/shapes.js';
+import { ISO_MS } from '../../packages/reference/src/check/spec.js';
+import { root } from './cli-helpers.js';
+import { SANDBOX_KEY, SECRET, start, type Started } from './helpers.js';
+
+/*
+ * `payhook-reference check` (issue 31): the service's black-box contract, run by the real CLI
+ * (its source, through tsx, so no build is needed) against the reference service, where it must
+ * agree everywhere, and against a drifted service, where it must name the drift.
+ */
+
+const tsx = join(root, 'node_modules/.bin/tsx');
+const cli = join(root, 'packages/reference/src/cli.ts');
+
+/** Run `payhook-reference <args>`: its exit code and output (stdout then stderr). */
+function runCli(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    execFile(tsx, [cli, ...args], { cwd: root, timeout: 15_000, env: { ...process.env, EPAY_SECRET_KEY: '', EPAY_WEBHOOK_SECRET: '' } }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, output: stdout + stderr });
+    });
+  });
+}
+
+/** The table's rows: name and result, read from the printed report. */
+function rowsOf(output: string): { name: string; result: string; line: string }[] {
+  const lines = output.split('\n');
+  const first = lines.findIndex((l) => l.startsWith('-----')) + 1;
+  const end = lines.indexOf('', first);
+  return lines.slice(first, end).map((line) => {
+    const m = /^(.*?)\s{2,}(agree|DIFFERS|skipped)\s{2}/.exec(line)!;
+    return { name: m[1]!, result: m[2]!, line };
+  });
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function reference(): Promise<Started> {
+  // The real clock: webhooks go out at once, as from `payhook-reference serve --allow-http-callbacks`.
+  const started = await start({ clock: 'real', allowHttpCallbacks: true });
+  closers.push(async () => {
+    await started.close();
+    started.service.close();
+  });
+  return started;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/**
+ * A drifted service: a proxy in front of the reference that changes one shape, renaming
+ * `checkoutUrl` to `checkout_url` in initialize answers. The one place a fake is right.
+ */
+async function drifted(target: string): Promise<string> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      const answer = await fetch(target + req.url, { method: req.method, headers, body });
+      let text = await answer.text();
+      if (req.url === '/v1/transactions/initialize' && answer.ok) {
+        const { checkoutUrl, ...rest } = JSON.parse(text) as Record<string, unknown>;
+        text = JSON.stringify({ ...rest, checkout_url: checkoutUrl });
+      }
+      const out: Record<string, string> = {};
+      for (const name of ['content-type', 'retry-after']) if (answer.headers.has(name)) out[name] = answer.headers.get(name)!;
+      res.writeHead(answer.status, out).end(text);
+    });
+  });
+  return listen(server);
+}
+
+describe('payhook-reference check', () => {
+  it('agrees everywhere with the reference service, webhook round trips and the 429 included: exit 0', async () => {
+    const { url } = await reference();
+    const { code, output } = await runCli(['check', url, '--key', SANDBOX_KEY, '--webhook-secret', SECRET, '--rate-limit']);
+    expect(code, output).toBe(0);
+    const rows = rowsOf(output);
+    expect(rows.length).toBeGreaterThanOrEqual(25);
+    expect(rows.filter((r) => r.result !== 'agree'), output).toEqual([]);
+    const line = (name: RegExp) => rows.find((r) => name.test(r.name))!.line;
+    expect(line(/payment\.cancelled round trip/)).toMatch(/received; X-Service-Signature verified/);
+    expect(line(/payment\.success round trip/)).toMatch(/received; X-Service-Signature verified/);
+    expect(line(/paging to the end/)).toMatch(/11 made; [2-9] pages .*, ended/);
+    expect(line(/429 with Retry-After/)).toMatch(/429 after \d+ more requests, Retry-After: \d+;/);
+    expect(output).toMatch(/\d+ checks: \d+ agree, 0 DIFFER, 0 skipped\./);
+    // The key is masked in the report.
+    expect(output).not.toContain(SANDBOX_KEY);
+  });
+
+  it('against a service that changed one shape: exit 1, the field named with expected and got, the rest agrees', async () => {
+    const { url } = await reference();
+    const proxy = await drifted(url);
+    const { code, output } = await runCli(['check', proxy, '--key', SANDBOX_KEY, '--webhook-secret', SECRET]);
+    expect(code, output).toBe(1);
+    const rows = rowsOf(output);
+    expect(rows.filter((r) => r.result === 'DIFFERS').map((r) => r.name)).toEqual(['initialize → 2xx {reference, checkoutUrl, status, expiresAt}']);
+    expect(rows.filter((r) => r.result === 'skipped').map((r) => r.name)).toEqual([expect.stringMatching(/^rate limit: .*429/)]);
+    expect(output).toContain('Differences (1)');
+    expect(output).toContain('checkoutUrl: expected string (URL), got absent (there is "checkout_url": string "http://127.0.0.1:');
+    expect(output).toMatch(/1 DIFFERS, 1 skipped\./);
+  });
+
+  it('refuses a live key with exit 2 before any request', async () => {
+    let requests = 0;
+    const url = await listen(createServer((_req, res) => (requests++, res.writeHead(500).end())));
+    const { code, output } = await runCli(['check', url, '--key', 'sk_live_shop_live_key_0003']);
+    expect(code).toBe(2);
+    expect(output).toContain('[@payhook/reference] check refuses a live key (sk_live_…): pass a sandbox key (sk_test_…)');
+    expect(requests).toBe(0);
+  });
+
+  it('names a difference by its path, expected and got', () => {
+    const page = obj({ data: arr(obj({ paidAt: nullable(ISO_MS) })) });
+    expect(compare({ data: [{ paidAt: null }, { paidAt: 1765432100000 }] }, page)).toEqual([
+      { at: 'data[1].paidAt', expected: 'string (ISO 8601 UTC with ms)|null', got: 'number 1765432100000' },
+    ]);
+  });
+});
