@@ -22,7 +22,7 @@ describe('in process, no port', () => {
     expect(mapped.status).toBe(200);
     const dashboard = await service.fetch(new Request('http://local/_dashboard'), { remoteAddress: '203.0.113.9' });
     expect(dashboard.status).toBe(403);
-    expect((await service.fetch(new Request('http://local/_dashboard'))).status).toBe(200);
+    expect((await service.fetch(new Request('http://localhost/_dashboard'))).status).toBe(200);
     service.close();
   });
 

@@ -4,6 +4,7 @@ import type { Dispatcher } from './dispatcher.js';
 import type { Faults } from './faults.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { MerchantRegistry } from './merchants.js';
+import type { PageHost } from './pages/page-guard.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { TransactionStore, Transaction } from './transactions.js';
 import type { Action, TransitionDetails } from './transitions.js';
@@ -21,6 +22,8 @@ export interface ServiceContext {
   allowHttpCallbacks: boolean;
   /** Origin used in checkout URLs; default: the origin the request came to. */
   publicUrl: string | undefined;
+  /** Host names the pages answer to besides the loopback names and the listen address: `pageHosts` and the host of `publicUrl`. */
+  pageHosts: readonly PageHost[];
   /** Move a transaction and send the event the move emits; `details` (error code and message too) go on the timeline. */
   move(tx: Transaction, action: Action, details?: TransitionDetails): { ok: true } | { ok: false; message: string };
 }

@@ -19,12 +19,13 @@ export interface RunningServer {
 }
 
 interface Servable {
-  fetch(request: Request, info?: { remoteAddress?: string }): Promise<Response>;
+  fetch(request: Request, info?: { remoteAddress?: string; listener?: { host: string; port: number } }): Promise<Response>;
   close(): void;
 }
 
 /**
- * Serve a reference service over node:http. The IP whitelist sees the socket's address.
+ * Serve a reference service over node:http. The IP whitelist sees the socket's address; the pages
+ * answer to the names of `host` on the port bound (with `pageHosts` and `publicUrl`'s host).
  *
  * @example
  * const running = await listen(createReferenceService(), { port: 0 });
@@ -34,11 +35,19 @@ interface Servable {
 export async function listen(service: Servable, options: ListenOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   let origin = `http://${host}`;
+  const listener = { host, port: options.port ?? 4010 };
   const server = createServer((req, res) => {
-    const request = toWebRequest(req, origin);
+    let request: Request;
+    try {
+      request = toWebRequest(req, origin);
+    } catch {
+      // A Host header that is not a host name (`a b`) makes no URL.
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"status":"error","data":{"message":"The Host header is not a host name."}}');
+      return;
+    }
     // An unknown address ('' once the socket is gone) is never whitelisted.
     service
-      .fetch(request, { remoteAddress: req.socket.remoteAddress ?? '' })
+      .fetch(request, { remoteAddress: req.socket.remoteAddress ?? '', listener })
       .then((response) => writeWebResponse(res, response))
       .catch(() => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
@@ -53,6 +62,7 @@ export async function listen(service: Servable, options: ListenOptions = {}): Pr
     });
   });
   const { port } = server.address() as AddressInfo;
+  listener.port = port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   origin = `http://${shownHost}:${port}`;
   return {

@@ -20,6 +20,7 @@ import {
 } from './merchants.js';
 import { checkoutRoutes } from './pages/checkout.js';
 import { dashboardRoutes } from './pages/dashboard.js';
+import { pageGuard, parsePageHost, publicUrlHost, type Listener } from './pages/page-guard.js';
 import { createRateLimiter } from './rate-limit.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { createRouter, type RouteRequest } from './router.js';
@@ -42,8 +43,10 @@ export interface ReferenceServiceOptions {
    * sends them as the real service, ePay, does.
    */
   signatureHeader?: string;
-  /** Origin for checkout URLs, e.g. `https://pay.example.test`. Default: the origin each request came to. */
+  /** Origin for checkout URLs, e.g. `https://pay.example.test`. Default: the origin each request came to. Its host may open the pages. */
   publicUrl?: string;
+  /** More Host names (`name`: any port, or `name:port`) the pages answer to, besides IP addresses, localhost and the host of `publicUrl`; others get a 403. */
+  pageHosts?: string[];
   /** HMAC key of list cursors. Default: random per service. */
   cursorSecret?: string;
   /** Default 15 minutes. */
@@ -71,9 +74,10 @@ export interface ReferenceState {
 export interface ReferenceService {
   /**
    * The whole service as one web-standard handler. `remoteAddress` is the client address the IP
-   * whitelist checks; in-process calls without it count as 127.0.0.1.
+   * whitelist checks; in-process calls without it count as 127.0.0.1. `listener` is the address
+   * `listen` bound: the pages then answer on its port only.
    */
-  fetch(request: Request, info?: { remoteAddress?: string }): Promise<Response>;
+  fetch(request: Request, info?: { remoteAddress?: string; listener?: Listener }): Promise<Response>;
   /** The service's clock: `advance(ms)` runs the retry schedule, rate limit, cursor and idempotency windows. */
   readonly clock: Clock;
   /** Merchant accounts; `revokeKey` revokes an API key. */
@@ -115,6 +119,7 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     const problem = m.callbackUrl === undefined ? null : callbackUrlProblem(m.callbackUrl, allowHttpCallbacks);
     if (problem) throw new TypeError(`[@payhook/reference] merchant ${m.id ?? ''} callbackUrl: ${problem}`);
   }
+  const pageHosts = [...(options.pageHosts ?? []).map(parsePageHost), ...(options.publicUrl === undefined ? [] : [publicUrlHost(options.publicUrl)])];
   const merchants = createMerchantRegistry(configs);
   const clock = typeof options.clock === 'object' ? options.clock : createClock({ mode: options.clock ?? 'real' });
   const now = () => clock.now();
@@ -153,6 +158,7 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     limiter: createRateLimiter({ ...rate, now }),
     allowHttpCallbacks,
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
+    pageHosts,
     // Passes `details` through whole: the checkout page's error codes (INVALID_OTP, …) reach the timeline.
     move(tx, action, details) {
       const moved = applyTransition(tx, action, clock.now(), details);
@@ -166,7 +172,7 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
 
   const route = createRouter([...transactionRoutes, ...providerRoutes, ...sandboxRoutes, ...deliveryRoutes, ...checkoutRoutes, ...dashboardRoutes]);
 
-  async function handle(request: Request, remoteAddress: string): Promise<Response> {
+  async function handle(request: Request, remoteAddress: string, listener: Listener | undefined): Promise<Response> {
     const url = new URL(request.url);
     const match = route(request.method, url.pathname);
     if (match.kind === 'not-found') {
@@ -180,9 +186,13 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
       });
     }
     const { route: r, params } = match;
-    const req = { request, url, params, remoteAddress, ctx } as RouteRequest;
+    const req = { request, url, params, remoteAddress, listener, ctx } as RouteRequest;
     if (r.access === 'local' && !isLoopback(remoteAddress)) {
       throw new ApiError(403, 'The dashboard is served to loopback clients only: open it on the machine that runs the service.');
+    }
+    if (r.access === 'local' || r.access === 'public') {
+      const refused = pageGuard(req);
+      if (refused) return refused;
     }
     if (r.access === 'api' || r.access === 'sandbox') {
       const auth = merchants.authenticate(request.headers.get('authorization'));
@@ -216,7 +226,7 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     async fetch(request, info) {
       const remoteAddress = normalizeAddress(info?.remoteAddress ?? '127.0.0.1');
       try {
-        return await handle(request, remoteAddress);
+        return await handle(request, remoteAddress, info?.listener);
       } catch (error) {
         if (error instanceof ApiError) return failure(error.status, error.message, error.headers);
         onError(error);

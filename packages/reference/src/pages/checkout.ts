@@ -95,7 +95,11 @@ function cancel(req: RouteRequest): Response {
   return seeOther(path(tx));
 }
 
-/** The hosted checkout page at `checkoutUrl`, where a person pays (with the OTP of a sandbox test number), fails or cancels. */
+/**
+ * The hosted checkout page at `checkoutUrl`, where a person pays (with the OTP of a sandbox test
+ * number), fails or cancels. A link from any site opens it; `pageGuard` refuses other hosts and
+ * forms posted from elsewhere before these run.
+ */
 export const checkoutRoutes: Route[] = [
   { method: 'GET', path: '/checkout/:reference', access: 'public', handle: show },
   { method: 'POST', path: '/checkout/:reference/pay', access: 'public', handle: pay },

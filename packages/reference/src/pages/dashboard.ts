@@ -1,4 +1,3 @@
-import { isLoopback } from '../merchants.js';
 import { readText } from '../http.js';
 import type { Route, RouteRequest } from '../router.js';
 import { allowedActions, DASHBOARD_ACTIONS, detailPage, transactionPath, type DashboardAction } from './dashboard-detail.js';
@@ -13,23 +12,7 @@ function detail({ ctx, params }: RouteRequest): Response {
   return detailPage(ctx, tx);
 }
 
-/**
- * Refuse a form post another site could have made (CSRF) or that came through a name rebound to
- * this machine (DNS rebinding): the page's host must be a loopback name or address, and a browser's
- * Origin (or Sec-Fetch-Site) must be this very origin. Clients that send neither (curl) pass.
- */
-function foreignPost({ request, url }: RouteRequest): Response | null {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const origin = request.headers.get('origin');
-  const site = request.headers.get('sec-fetch-site');
-  const local = host === 'localhost' || host.endsWith('.localhost') || isLoopback(host);
-  if (local && (origin === null || origin === url.origin) && (site === null || site === 'same-origin' || site === 'none')) return null;
-  return errorPage(403, 'Refused', html`Dashboard actions are taken from the dashboard itself, opened at a loopback address (such as http://127.0.0.1). ${back}`);
-}
-
 async function act(req: RouteRequest): Promise<Response> {
-  const refused = foreignPost(req);
-  if (refused) return refused;
   await readText(req.request, 4096);
   const { ctx, params } = req;
   const tx = ctx.transactions.find(params.reference!);
@@ -44,15 +27,17 @@ async function act(req: RouteRequest): Promise<Response> {
 }
 
 async function resend(req: RouteRequest): Promise<Response> {
-  const refused = foreignPost(req);
-  if (refused) return refused;
   await readText(req.request, 4096);
   const copy = req.ctx.dispatcher.resend(req.params.id!);
   if (!copy) return errorPage(404, 'Delivery not found', html`No delivery ${req.params.id}. ${back}`);
   return seeOther(`${transactionPath(copy.reference)}#${encodeURIComponent(copy.id)}`);
 }
 
-/** The dashboard: every transaction (filtered, in pages), its timeline, the moves allowed now, and every delivery attempt with Resend (loopback clients only). */
+/**
+ * The dashboard: every transaction (filtered, in pages), its timeline, the moves allowed now, and
+ * every delivery attempt with Resend (loopback clients only; `pageGuard` refuses other hosts and
+ * forms posted from elsewhere before these run).
+ */
 export const dashboardRoutes: Route[] = [
   { method: 'GET', path: '/_dashboard', access: 'local', handle: overview },
   { method: 'GET', path: '/_dashboard/transactions/:reference', access: 'local', handle: detail },
