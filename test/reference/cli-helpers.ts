@@ -6,6 +6,11 @@ import { expect } from 'vitest';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(root, 'packages/reference/dist/cli.js');
+/**
+ * The CLI's source run through tsx: for a file that does not call `buildCli`, since two files
+ * building dist/ at once would swap the bin under each other's running children.
+ */
+export const SOURCE = ['--import', 'tsx', join(root, 'packages/reference/src/cli.ts')];
 
 /** Build the reference package only, so the tests run the bin a user runs. */
 export function buildCli(): void {
@@ -28,9 +33,9 @@ export function killLeftovers(): void {
   running.clear();
 }
 
-/** Run the built CLI as a child process, collecting stdout and stderr together. */
-export function run(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+/** Run the built CLI (or `entry`: SOURCE) as a child process, collecting stdout and stderr together. */
+export function run(args: string[], env: Record<string, string> = {}, entry: string[] = [cli]): Run {
+  const child = spawn(process.execPath, [...entry, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let output = '';
   const readers = new Set<() => void>();
   const read = (c: Buffer) => {
@@ -67,8 +72,8 @@ export function run(args: string[], env: Record<string, string> = {}): Run {
 }
 
 /** Run a command to its end: its exit code and output. */
-export async function finish(args: string[], env?: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const p = run(args, env);
+export async function finish(args: string[], env?: Record<string, string>, entry?: string[]): Promise<{ code: number | null; output: string }> {
+  const p = run(args, env, entry);
   const code = await p.exited;
   return { code, output: p.output() };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,9 +11,9 @@ beforeAll(buildCli, 120_000);
 afterEach(killLeftovers);
 
 describe('payhook-reference serve', () => {
-  it('prints its real URL for --port 0, serves the API, and exits 0 on SIGTERM', async () => {
+  it('prints its real URL for --port 0, serves the API, and exits 0 on SIGTERM; the pages answer to --page-host names', async () => {
     const key = 'sk_test_cli_given_key_123';
-    const p = run(['serve', '--port', '0', '--api-key', key, '--webhook-secret', 'whsec_cli_secret_value', '--callback-url', 'https://shop.example/webhooks']);
+    const p = run(['serve', '--port', '0', '--api-key', key, '--webhook-secret', 'whsec_cli_secret_value', '--callback-url', 'https://shop.example/webhooks', '--page-host', 'pay.local']);
     const url = await urlOf(p);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:(?!0\b)\d+$/);
     const res = await fetch(`${url}/v1/transactions`, { headers: { authorization: `Bearer ${key}` } });
@@ -21,6 +22,10 @@ describe('payhook-reference serve', () => {
     // Keys and secrets given on the command line are never echoed in full.
     expect(p.output()).not.toContain(key);
     expect(p.output()).not.toContain('whsec_cli_secret_value');
+    const { port } = new URL(url);
+    const dashboard = (host: string) =>
+      new Promise<number>((resolve, reject) => get(`${url}/_dashboard`, { headers: { host } }, (r) => resolve(r.resume().statusCode!)).on('error', reject));
+    expect([await dashboard(`pay.local:${port}`), await dashboard(`localhost:${port}`), await dashboard(`evil.example:${port}`)]).toEqual([200, 200, 403]);
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);
   });
@@ -134,7 +139,7 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
     expect(request!.headers['x-service-signature']).toBeUndefined();
     await stop(p);
     const bad = await finish(['serve', '--port', '0', '--signature-header', 'X Epay']);
-    expect([bad.code, bad.output]).toEqual([2, expect.stringMatching(/^\[@payhook\/reference\] signatureHeader must be an HTTP header name/m)]);
+    expect([bad.code, bad.output]).toEqual([2, expect.stringMatching(/^\[@payhook\/reference\] --signature-header must be an HTTP header name such as X-Epay-Signature; got "X Epay"/m)]);
     await hook.close();
   }, 30_000);
 
@@ -151,6 +156,8 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
       ['payment.refunding', 'order-77'],
       ['payment.refunded', 'order-77'],
     ]);
+    // go-sdk types.go WebhookEvent: "PaidAt is nil for every non-success event".
+    expect(bodies(hook).map((b) => b.paidAt)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/), null, null]);
     expect(p.output()).not.toMatch(/attempt \d\/5/);
     await stop(p);
     await hook.close();
@@ -186,6 +193,8 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
       [['serve', '--port', 'eighty'], /--port must be a whole number/],
       [['serve', '--api-key', 'secret'], /--api-key: an API key must look like sk_test_/],
       [['serve', '--state'], /--state/],
+      [['serve', '--page-host', 'http://pay.local'], /--page-host: "http:\/\/pay\.local" is not a host name/],
+      [['serve', '--public-url', 'pay.example.test'], /--public-url: "pay\.example\.test" is not a URL/],
       [['serve', '--verbose'], /Unknown option '--verbose'/],
       [['deploy'], /unknown command "deploy"/],
     ];

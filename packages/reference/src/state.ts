@@ -1,16 +1,20 @@
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { TRANSACTION_STATUSES } from '@payhook/core';
 import { z } from 'zod';
 import type { Delivery } from './delivery-record.js';
 import type { MerchantConfig } from './merchants.js';
 import type { ReferenceState } from './service.js';
+import { advice, MAX_STATE_DEPTH, nestingDepth, readStateText, StateFileError, writeStateFile } from './state-file-io.js';
 import type { Transaction } from './transactions.js';
+
+export { MAX_STATE_BYTES, MAX_STATE_DEPTH, StateFileError, writeStateFile } from './state-file-io.js';
 
 /** What `serve --state <file>` keeps: merchants (keys as sha256 digests), transactions, deliveries, the clock's lead. */
 export interface StateFile extends ReferenceState {
   merchants: MerchantConfig[];
   /** How far the service clock ran ahead of the wall clock (sandbox clock advances). */
   clockOffsetMs: number;
+  /** The header deliveries are signed in, as given (`X-Epay-Signature`); absent in files saved before it was kept. */
+  signatureHeader?: string;
 }
 
 const FORMAT = 'payhook-reference-state';
@@ -21,10 +25,21 @@ const savedKey = z.looseObject({
   mode: z.enum(['sandbox', 'live']),
 });
 
+const YEAR = 366 * 24 * 60 * 60 * 1000;
+/** A time the service could have recorded: milliseconds since 1970, within what `Date` can print. */
+const instant = z.number().min(0).max(8.64e15, 'a time must be at most 8.64e15 ms (what a Date can hold)');
+
+const headerName = z
+  .string()
+  .max(100)
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, '"signatureHeader" must be an HTTP header name such as "X-Epay-Signature"');
+
 const schema = z.object({
   format: z.literal(FORMAT, { error: `"format" must be "${FORMAT}"` }),
   version: z.literal(VERSION, { error: `"version" must be ${VERSION}` }),
-  clockOffsetMs: z.number().min(0).default(0),
+  clockOffsetMs: z.number().min(0).max(100 * YEAR, 'the clock offset must be at most 100 years').default(0),
+  // Kept since the header was made part of the state: an older file without it still loads (version 1 either way).
+  signatureHeader: headerName.optional(),
   merchants: z
     .array(z.looseObject({ id: z.string().min(1), apiKeys: z.array(savedKey), webhookSecret: z.string().min(1) }))
     .min(1, 'the file holds no merchant'),
@@ -35,7 +50,10 @@ const schema = z.object({
       merchantId: z.string(),
       mode: z.enum(['sandbox', 'live']),
       status: z.enum(TRANSACTION_STATUSES),
-      createdAt: z.number(),
+      createdAt: instant,
+      updatedAt: instant.optional(),
+      expiresAt: instant.optional(),
+      paidAt: instant.nullable().optional(),
       timeline: z.array(z.unknown()),
     }),
   ),
@@ -48,29 +66,24 @@ const schema = z.object({
       nextAttemptAt: z.string().nullable(),
       body: z.string(),
       signature: z.string(),
+      signatureHeader: headerName.optional(),
     }),
   ),
 });
 
-/** A state file that cannot be used; the message says what to do. The file is left as it is. */
-export class StateFileError extends Error {}
-
-const advice = 'fix it, or move it away to start afresh (the service never overwrites a state file it cannot read)';
-
 /**
  * Read a state file: null when it does not exist yet, else its content. Throws `StateFileError`
- * for a file that cannot be read, is not JSON or is not a state file.
+ * for a file that cannot be read, is a link or not a regular file, is larger than
+ * MAX_STATE_BYTES, nests deeper than MAX_STATE_DEPTH, is not JSON or is not a state file.
  *
  * @example
  * const saved = readStateFile('.payhook/state.json');
  */
 export function readStateFile(file: string): StateFile | null {
-  if (!existsSync(file)) return null;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new StateFileError(`cannot read the state file ${file} (${(error as Error).message}): check its permissions, or pass another --state.`);
+  const text = readStateText(file);
+  if (text === null) return null;
+  if (nestingDepth(text) > MAX_STATE_DEPTH) {
+    throw new StateFileError(`the state file ${file} nests arrays or objects deeper than ${MAX_STATE_DEPTH} levels, far more than a state file does: ${advice}.`);
   }
   let value: unknown;
   try {
@@ -90,27 +103,13 @@ export function readStateFile(file: string): StateFile | null {
     clockOffsetMs: data.clockOffsetMs,
     transactions: data.transactions as unknown as Transaction[],
     deliveries: data.deliveries as unknown as Delivery[],
+    ...(data.signatureHeader === undefined ? {} : { signatureHeader: data.signatureHeader }),
   };
 }
 
 /** The file's text for this state. */
 export function stateText(state: StateFile): string {
   return `${JSON.stringify({ format: FORMAT, version: VERSION, ...state }, null, 1)}\n`;
-}
-
-/**
- * Write the file atomically: a temporary file beside it (owner-only: it holds the webhook secret),
- * then a rename, so a crash mid-write leaves the old file whole.
- */
-export function writeStateFile(file: string, text: string): void {
-  const temp = `${file}.${process.pid}.tmp`;
-  try {
-    writeFileSync(temp, text, { mode: 0o600 });
-    renameSync(temp, file);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
 }
 
 export interface StateSaver {
@@ -142,6 +141,7 @@ export function createStateSaver(file: string, read: () => StateFile, onError: (
       written = text;
       return null;
     } catch (error) {
+      if (error instanceof StateFileError) return `${error.message} Changes are kept in memory meanwhile.`;
       return `cannot write the state file ${file} (${(error as Error).message}): check the directory exists and is writable; changes are kept in memory meanwhile.`;
     }
   };

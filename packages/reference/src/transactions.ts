@@ -179,7 +179,9 @@ export function toRecord(tx: Transaction): TransactionRecord {
 
 /**
  * The webhook payload of 2.1: `currency` (not `currencyCode`), and `paymentMethod` null while
- * unknown (go-sdk types.go `WebhookEvent` models it as nullable).
+ * unknown (go-sdk types.go `WebhookEvent` models it as nullable). `paidAt` only on
+ * `payment.success`: null on every other event, refunds and reversals included, as go-sdk
+ * types.go `WebhookEvent` says ("PaidAt is nil for every non-success event"); the record keeps it.
  */
 export function toPayload<E extends PaymentEventName>(tx: Transaction, event: E): PaymentEvent<E> {
   return {
@@ -193,7 +195,7 @@ export function toPayload<E extends PaymentEventName>(tx: Transaction, event: E)
     status: tx.status,
     paymentMethod: tx.paymentMethod,
     customer: { ...tx.customer },
-    paidAt: tx.paidAt === null ? null : iso(tx.paidAt),
+    paidAt: event === 'payment.success' && tx.paidAt !== null ? iso(tx.paidAt) : null,
     createdAt: iso(tx.createdAt),
   } as PaymentEvent<E>;
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { signatureHeaderName } from '@payhook/core';
 import { DEFAULT_MERCHANT, generateApiKey, generateWebhookSecret, hashKey, type ApiKeyConfig, type MerchantConfig } from '../merchants.js';
 import type { StateFile } from '../state.js';
 import { UsageError } from './common.js';
@@ -99,4 +100,26 @@ export function setupMerchants(flags: ServeFlags, config: ConfigFile, saved: Sta
   if (flags['callback-url']) merchants[0]!.callbackUrl = flags['callback-url'];
   if (flags.state) for (const m of merchants) m.apiKeys = (m.apiKeys ?? []).map(digested);
   return { merchants, shown };
+}
+
+/**
+ * The header deliveries are signed in, and the banner line saying so. `--signature-header` wins
+ * when given (and is then saved, said in the banner when it replaces a different saved one);
+ * without it, the header kept in the state file; without either, the interface's
+ * `X-Service-Signature`. The name is kept as given, so the banner and the file show it as typed.
+ */
+export function setupSignatureHeader(flag: string | undefined, saved: StateFile | null): { header: string; shown: string } {
+  // A file saved before the header was kept still tells it: each delivery records the header it was signed in.
+  const kept = saved?.signatureHeader ?? saved?.deliveries.at(-1)?.signatureHeader;
+  if (flag !== undefined) {
+    try {
+      signatureHeaderName(flag);
+    } catch {
+      throw new UsageError(`--signature-header must be an HTTP header name such as X-Epay-Signature; got ${JSON.stringify(flag)}. Leave it out for X-Service-Signature.`);
+    }
+    const replaced = kept !== undefined && kept.toLowerCase() !== flag.toLowerCase();
+    return { header: flag, shown: `  signed in       ${flag}${replaced ? ` (--signature-header; the state file said ${kept}, now saved)` : ''}` };
+  }
+  if (kept !== undefined) return { header: kept, shown: `  signed in       ${kept} (kept in the state file)` };
+  return { header: 'X-Service-Signature', shown: '  signed in       X-Service-Signature' };
 }

@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
 import { liveLogLine } from '../live-log.js';
 import { listen } from '../server.js';
+import { parsePageHost, publicUrlHost } from '../pages/page-guard.js';
 import { createReferenceService, type ReferenceService } from '../service.js';
 import { createStateSaver, readStateFile, StateFileError, type StateFile, type StateSaver } from '../state.js';
 import { parseFlags, UsageError } from './common.js';
-import { readConfig, setupMerchants } from './serve-setup.js';
+import { readConfig, setupMerchants, setupSignatureHeader } from './serve-setup.js';
 
 export const SERVE_USAGE = `Usage: payhook-reference serve [options]
 
@@ -19,12 +20,17 @@ Options:
   --callback-url <url>     Global callback URL for webhooks
   --allow-http-callbacks   Allow plain-http callback URLs to loopback hosts (development only)
   --signature-header <h>   Header webhooks are signed in (default X-Service-Signature, the interface's;
-                           X-Epay-Signature sends them as the real service, ePay, does)
-  --public-url <url>       Origin used in checkout URLs (default: the origin each request came to)
+                           X-Epay-Signature sends them as the real service, ePay, does). With --state
+                           it is saved: a restart without the flag keeps it
+  --public-url <url>       Origin used in checkout URLs (default: the origin each request came to);
+                           the checkout page and dashboard answer to its host too
+  --page-host <name>       Another host name (name or name:port) the checkout page and dashboard answer
+                           to, besides IP addresses and localhost on --port; repeatable
   --config <file>          JSON config: { "merchants": [...], "allowHttpCallbacks": bool, "publicUrl": "..." }
                            Flags above apply to the first merchant of the file.
-  --state <file>           Keep merchants (keys as sha256 digests), the webhook secret, transactions and
-                           deliveries in this file, and load them at start: a restart keeps them
+  --state <file>           Keep merchants (keys as sha256 digests), the webhook secret, the signature
+                           header, transactions and deliveries in this file (mode 600), and load them
+                           at start: a restart keeps them
   --quiet                  No live log line per delivery attempt
   -h, --help               Show this help
 `;
@@ -38,6 +44,7 @@ const OPTIONS = {
   'allow-http-callbacks': { type: 'boolean', default: false },
   'signature-header': { type: 'string' },
   'public-url': { type: 'string' },
+  'page-host': { type: 'string', multiple: true },
   config: { type: 'string' },
   state: { type: 'string' },
   quiet: { type: 'boolean', default: false },
@@ -65,7 +72,16 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
     }
   }
   const config = values.config ? readConfig(values.config) : {};
+  const publicUrl = values['public-url'] ?? config.publicUrl;
+  const pageHosts = values['page-host'] ?? [];
+  try {
+    if (publicUrl !== undefined) publicUrlHost(publicUrl);
+    pageHosts.forEach(parsePageHost);
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/^\[@payhook\/reference\] pageHosts:/, '--page-host:').replace(/^\[@payhook\/reference\] publicUrl:/, '--public-url:'));
+  }
   const { merchants, shown } = setupMerchants({ ...values, state: stateFile }, config, saved);
+  const signature = setupSignatureHeader(values['signature-header'], saved);
 
   let saver: StateSaver | undefined;
   let service: ReferenceService;
@@ -73,8 +89,9 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
     service = createReferenceService({
       merchants,
       allowHttpCallbacks: values['allow-http-callbacks'] || config.allowHttpCallbacks === true,
-      publicUrl: values['public-url'] ?? config.publicUrl,
-      signatureHeader: values['signature-header'],
+      publicUrl,
+      pageHosts,
+      signatureHeader: signature.header,
       state: saved ?? undefined,
       onDeliveryAttempt: values.quiet ? undefined : (d, a) => out(`${liveLogLine(d, a)}\n`),
       onChange: () => saver?.schedule(),
@@ -88,7 +105,7 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
     const file = stateFile;
     // Whole seconds, so the wall clock's drift between saves does not count as a change.
     const offset = () => Math.max(0, Math.round((service.clock.now() - Date.now()) / 1000) * 1000);
-    saver = createStateSaver(file, () => ({ merchants, clockOffsetMs: offset(), ...service.snapshot() }), (m) => err(`[@payhook/reference] ${m}\n`));
+    saver = createStateSaver(file, () => ({ merchants, signatureHeader: signature.header, clockOffsetMs: offset(), ...service.snapshot() }), (m) => err(`[@payhook/reference] ${m}\n`));
     const problem = saver.flush();
     if (problem) {
       service.close();
@@ -100,20 +117,7 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
     service.close();
     throw new UsageError(`cannot listen on ${values.host}:${port} (${error.message}); pick another --port.`);
   });
-  const first = merchants[0]!;
-  const loaded = saved ? `loaded ${saved.transactions.length} transactions and ${saved.deliveries.length} deliveries` : 'new';
-  out(
-    [
-      `payhook-reference listening on ${running.url}`,
-      `  dashboard       ${running.url}/_dashboard`,
-      ...shown,
-      ...(stateFile ? [`  state file      ${stateFile} (${loaded}; saved on every change)`] : []),
-      `  callback URL    ${first.callbackUrl ?? '(none: pass --callback-url or callbackUrl at initialize)'}`,
-      `  signed in       ${values['signature-header'] ?? 'X-Service-Signature'}`,
-      '',
-    ].join('\n'),
-  );
-
+  // Before the banner: whoever waits for it may stop the service at once, and the state must be saved.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -125,5 +129,19 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  const first = merchants[0]!;
+  const loaded = saved ? `loaded ${saved.transactions.length} transactions and ${saved.deliveries.length} deliveries` : 'new';
+  out(
+    [
+      `payhook-reference listening on ${running.url}`,
+      `  dashboard       ${running.url}/_dashboard`,
+      ...shown,
+      ...(stateFile ? [`  state file      ${stateFile} (${loaded}; saved on every change)`] : []),
+      `  callback URL    ${first.callbackUrl ?? '(none: pass --callback-url or callbackUrl at initialize)'}`,
+      signature.shown,
+      '',
+    ].join('\n'),
+  );
+
   return 'running';
 }
