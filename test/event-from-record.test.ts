@@ -44,6 +44,12 @@ describe('eventFromRecord', () => {
     expect(event).not.toHaveProperty('currencyCode');
   });
 
+  it('sets paidAt on a success only, as the service sends its webhooks', () => {
+    const paid = transactionRecordSchema.parse({ ...sparse, status: 'refunded', paidAt: '2026-08-13T11:31:00.000Z' });
+    expect(eventFromRecord(paid, 'payment.success', 'live').paidAt).toBe('2026-08-13T11:31:00.000Z');
+    for (const name of ['payment.refunding', 'payment.refunded'] as const) expect(eventFromRecord(paid, name, 'live').paidAt).toBeNull();
+  });
+
   it('refuses a record without the merchantReference or currencyCode every event carries, naming it', () => {
     const { merchantReference: _m, ...noOrder } = sparse;
     expect(() => eventFromRecord(transactionRecordSchema.parse(noOrder), 'payment.success', 'live')).toThrow(/P1 has no merchantReference/);

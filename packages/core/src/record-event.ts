@@ -8,8 +8,9 @@ export type Mode = 'live' | 'sandbox';
  * The webhook payload (section 2.1) a transaction record of the API stands for, so an event the
  * reconciler recovers looks to handlers, and to the dedupe key `mode:reference:event`, like the
  * delivery that was lost: `currencyCode` becomes `currency`, fields the record leaves out or sends
- * as null are null (a missing customer has its three fields null), and `mode` is the record's own,
- * else `mode` (the environment of the key that listed it). The status is the record's current one.
+ * as null are null (a missing customer has its three fields null), `paidAt` is set on a success
+ * only, and `mode` is the record's own, else `mode` (the environment of the key that listed it).
+ * The status is the record's current one.
  * Fields of the record that a webhook does not carry (`checkoutUrl`, `updatedAt`…) are left out;
  * a handler finds the whole record on `ctx.record`.
  *
@@ -42,7 +43,8 @@ export function eventFromRecord<E extends PaymentEventName>(record: TransactionR
     status: record.status,
     paymentMethod: record.paymentMethod ?? null,
     customer: { name: customer?.name ?? null, email: customer?.email ?? null, phone: customer?.phone ?? null },
-    paidAt: record.paidAt ?? null,
+    // As the service sends it: only a success carries the time it was paid (go-sdk types.go WebhookEvent).
+    paidAt: eventName === 'payment.success' ? (record.paidAt ?? null) : null,
     createdAt: record.createdAt,
   } as PaymentEvent<E>;
 }

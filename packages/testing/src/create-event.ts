@@ -4,7 +4,6 @@ import {
   isPaymentEventName,
   paymentEventSchema,
   STATUS_AFTER,
-  wasPaid,
   type PaymentEvent,
   type PaymentEventName,
 } from '@payhook/core';
@@ -42,8 +41,8 @@ export const newReference = (): string => `ref_${randomBytes(12).toString('base6
 
 /**
  * A valid webhook payload (section 2.1) for `name`, with realistic defaults that agree with each
- * other: `payment.success` is `completed` and paid, `payment.failed` and `payment.cancelled` have
- * `paidAt: null`, refunds and reversals keep the payment's `paidAt`. Each call gets a new
+ * other: `payment.success` is `completed` and paid; every other event has `paidAt: null`, as the
+ * service sends it (go-sdk types.go: "PaidAt is nil for every non-success event"). Each call gets a new
  * reference and merchant reference unless given. The result passes core's `paymentEventSchema`;
  * overrides that break it throw.
  *
@@ -74,7 +73,7 @@ export function createEvent<E extends PaymentEventName>(name: E, overrides: Even
     currency: 'ETB',
     status: STATUS_AFTER[name],
     paymentMethod: PAYMENT_METHOD[name],
-    paidAt: wasPaid(name) ? new Date(created + 42_123).toISOString() : null,
+    paidAt: name === 'payment.success' ? new Date(created + 42_123).toISOString() : null,
     createdAt: new Date(created).toISOString(),
     ...rest,
     customer: { name: 'Abebe Kebede', email: 'abebe@example.com', phone: '251911234567', ...customer },
@@ -116,7 +115,6 @@ export function createEvents<const N extends readonly PaymentEventName[]>(
   const paidAt = first.paidAt ?? new Date(Date.parse(first.createdAt) + 42_123).toISOString();
   return names.map((name, i) => {
     if (i === 0) return first;
-    const paid = isPaymentEventName(name) && wasPaid(name);
-    return createEvent(name, { paidAt: paid ? paidAt : null, ...overrides, ...shared } as EventOverrides);
+    return createEvent(name, { paidAt: name === 'payment.success' ? paidAt : null, ...overrides, ...shared } as EventOverrides);
   }) as { [I in keyof N]: PaymentEvent<N[I]> };
 }
