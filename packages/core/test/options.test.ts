@@ -137,10 +137,11 @@ describe('the signature header', () => {
     ['an ePay receiver, sent no signature header', 'X-Epay-Signature', undefined, undefined],
   ])('when it is missing, the 401 logs the other known header only if one came: %s', async (_, configured, sent, seen) => {
     const reports: DeliveryReport[] = [];
+    const messages: string[] = [];
     const receiver = createReceiver({
       secret,
       signatureHeader: configured,
-      logger: (_level, fields) => void ('outcome' in fields && reports.push(fields as DeliveryReport)),
+      logger: (_level, fields, message) => void ('outcome' in fields && (reports.push(fields as DeliveryReport), messages.push(message))),
     });
     const { body, signature } = signedBody(createEvent('payment.success'), { secret });
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(sent && { [sent]: signature }) };
@@ -148,6 +149,9 @@ describe('the signature header', () => {
     expect(response.status).toBe(401);
     expect(reports).toHaveLength(1);
     expect(reports[0]!.signatureHeaderSeen).toBe(seen);
+    // The fix named: the receiver's header for a default receiver; the sender for an ePay receiver, which is right.
+    if (seen === 'x-epay-signature') expect(messages[0]).toMatch(/set the receiver's signatureHeader to 'x-epay-signature'/);
+    if (seen === 'x-service-signature') expect(messages[0]).toMatch(/keep the receiver as it is and fix the sender: start the reference service with --signature-header X-Epay-Signature/);
   });
 });
 

@@ -121,8 +121,10 @@ function shallow(text: string): boolean {
 export function signatureFix(d: SignatureDiagnosis, header: string, mode?: string): string {
   switch (d.reason) {
     case 'missing':
-      return d.signatureHeaderSeen === undefined
-        ? `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`
+      if (d.signatureHeaderSeen === undefined) return `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`;
+      // An ePay receiver is right: the sender is the one to fix (the reference service started without --signature-header).
+      return header === 'x-epay-signature'
+        ? `no ${header} header, but a ${d.signatureHeaderSeen} header came. ePay's real deliveries carry X-Epay-Signature, so keep the receiver as it is and fix the sender: start the reference service with --signature-header X-Epay-Signature (its --state file then keeps it). Set signatureHeader to '${d.signatureHeaderSeen}' only if your sender is meant to use it.`
         : `no ${header} header, but a ${d.signatureHeaderSeen} header came: set the receiver's signatureHeader to '${d.signatureHeaderSeen}' (ePay's real deliveries carry X-Epay-Signature).`;
     case 'no-secret':
       return 'no usable webhook secret: set `secret` to the webhook secret from your dashboard.';
