@@ -8,6 +8,7 @@ CREATE TABLE IF NOT EXISTS "payhook_deliveries" (
   -- The token of the claim; kept on a done record so that its own complete() is idempotent.
   token            text,
   lease_expires_at timestamptz,
+  -- A done record's: 'ok', or 'failed' when a handler threw NonRetriableError (the store reads it as 'rejected').
   outcome          text        CHECK (outcome IN ('ok', 'failed')),
   completed_at     timestamptz,
   -- Past this the row is treated as absent, and the store's hourly purge (or purgeExpired()) deletes it.

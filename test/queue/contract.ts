@@ -10,6 +10,7 @@ import { createReferenceService } from '@payhook/reference';
 import { postgresStore, type PostgresStore } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../support/wait.js';
 
 /** What the contract needs of an engine: the same questions asked of BullMQ and pg-boss. */
 export interface TestQueue extends Handoff {
@@ -39,15 +40,6 @@ const SECRET = 'whsec_queue_contract_secret';
 const SANDBOX_KEY = 'sk_test_queue_contract_0001';
 const quiet = { info() {}, warn() {}, error() {} };
 const keyOf = (reference: string, event = 'payment.success') => `sandbox:${reference}:${event}`;
-
-/** Poll `check` (a real condition) until it holds; throws naming `what` after `timeoutMs`. */
-async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 export function queueContract(engineName: string, engine: ContractEngine, o: { databaseUrl: string; skip?: boolean }): void {
   describe.skipIf(Boolean(o.skip))(`the queue contract on ${engineName}`, () => {
@@ -89,10 +81,10 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       expect(await deliver(receiver, ref)).toBe('200 queued');
       expect(await queue.jobsFor(keyOf(ref))).toBe(1);
       await worker.start();
-      await until(() => seen.length === 1, 20_000, 'the handler');
+      await until(() => seen.length === 1, { timeoutMs: 20_000, intervalMs: 50, what: 'the handler' });
       expect(seen[0]).toMatchObject({ reference: ref, dedupeKey: keyOf(ref), source: 'webhook', secretIndex: 0, attempt: 1, redelivery: false });
       expect(seen[0]!.job).toMatchObject({ attempt: 1, maxAttempts: 3 });
-      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', 20_000, 'the done record');
+      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', { timeoutMs: 20_000, intervalMs: 50, what: 'the done record' });
       expect(await store.get(queuedKey(keyOf(ref)))).toMatchObject({ state: 'done' });
     });
 
@@ -124,7 +116,7 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       );
       await worker.start();
       expect(await deliver(receiver, ref)).toBe('200 queued');
-      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', 20_000, 'the third attempt to commit');
+      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', { timeoutMs: 20_000, intervalMs: 50, what: 'the third attempt to commit' });
       expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
       // The engine waited between attempts (its backoff), and the rolled-back runs left nothing.
       expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(attempts[1]!.at - attempts[0]!.at - 50);
@@ -144,13 +136,13 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       await worker.start();
       expect(await deliver(receiver, never)).toBe('200 queued');
       expect(await deliver(receiver, broken)).toBe('200 queued');
-      await until(async () => (await queue.deadLetters()).length === 2, 30_000, 'both dead letters');
+      await until(async () => (await queue.deadLetters()).length === 2, { timeoutMs: 30_000, intervalMs: 50, what: 'both dead letters' });
       const dead = await queue.deadLetters();
       expect(dead.find((d) => d.dedupeKey === keyOf(never))?.error).toContain('order unknown');
       expect(dead.find((d) => d.dedupeKey === keyOf(broken))?.error).toContain('database down');
       expect(runs).toEqual({ [never]: 1, [broken]: 2 });
       // NonRetriableError is done (failed) and never runs again; the other is released for a replay.
-      expect(await store.get(keyOf(never))).toMatchObject({ state: 'done', outcome: 'failed' });
+      expect(await store.get(keyOf(never))).toMatchObject({ state: 'done', outcome: 'rejected' });
       expect((await store.get(keyOf(broken)))?.state).toBe('released');
     });
 
@@ -161,7 +153,7 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       expect((await store.claim(queuedKey(keyOf(ref)), 1_500)).status).toBe('claimed');
       expect(await deliver(receiver, ref)).toBe('409 in-progress');
       expect(await queue.jobsFor(keyOf(ref))).toBe(0);
-      await until(async () => (await deliver(receiver, ref)) === '200 queued', 10_000, 'the lease to lapse');
+      await until(async () => (await deliver(receiver, ref)) === '200 queued', { timeoutMs: 10_000, intervalMs: 50, what: 'the lease to lapse' });
       expect(await deliver(receiver, ref)).toBe('200 duplicate');
       expect(await queue.jobsFor(keyOf(ref))).toBe(1);
     });
@@ -210,7 +202,7 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       const first = await reconciler.run(range);
       expect(first.recovered.map((r) => `${r.reference} ${r.outcome}`)).toEqual([`${json.reference} queued`]);
       expect((await reconciler.run(range)).recovered).toEqual([]);
-      await until(() => ran.length === 1, 20_000, 'the worker');
+      await until(() => ran.length === 1, { timeoutMs: 20_000, intervalMs: 50, what: 'the worker' });
       expect(await queue.jobsFor(keyOf(json.reference))).toBe(1);
       expect(ran).toEqual([json.reference]);
     });

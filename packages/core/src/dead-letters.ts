@@ -1,6 +1,7 @@
 import { queuedKey } from './handoff.js';
 import { bytesOf, type LedgerEntry } from './ledger.js';
 import { Malformed, parseEvent } from './pipeline/parse.js';
+import { SETTLED } from './outcomes.js';
 import type { DeliveryReport } from './pipeline/outcome.js';
 import type { Receiver } from './receiver.js';
 
@@ -9,21 +10,19 @@ export interface DeadLetterRetry {
   id: string;
   /** What its replay answered. */
   report: DeliveryReport;
-  /** Whether the event was done (failed) and so had to be forced. */
+  /** Whether the event was done (rejected) and so had to be forced. */
   forced: boolean;
   /** True when the dead letter is answered: the event is done now, or its replay went to the dead letters in its place. */
   closed: boolean;
 }
 
 const NAME = '[@payhook/core]';
-/** Outcomes after which a dead letter needs nothing more. */
-const SETTLED = new Set(['processed', 'queued', 'duplicate', 'ignored', 'rejected']);
 
 /**
  * Retry dead letters through the receiver, oldest first: each is replayed as `receiver.replay`
  * does it (a webhook's stored bytes checked against its signature again; a reconciled event read
  * again from the service through the receiver's `client`; a refused delivery never runs),
- * forced when its event is done as failed (a handler threw NonRetriableError), not forced
+ * forced when its event is done as rejected (a handler threw NonRetriableError), not forced
  * otherwise, so an event that was processed since answers `duplicate` and runs no handler twice.
  * A dead letter whose replay settles is closed (`deadLetter.retriedBy` names the replay).
  *
@@ -40,8 +39,9 @@ export async function retryDeadLetters(receiver: Receiver, options: { ids?: read
   for (const letter of letters) {
     const key = keyOf(receiver, letter);
     const record = key === undefined ? undefined : await receiver.store.get(key);
-    const forced = record?.state === 'done' && record.outcome === 'failed';
+    const forced = record?.state === 'done' && record.outcome === 'rejected';
     const report = await receiver.replay(letter.id, { force: forced });
+    // Settled (OUTCOMES): the event's handlers will not run again, so the dead letter needs nothing more.
     const closed = SETTLED.has(report.outcome) && report.deliveryId !== undefined;
     if (closed) await ledger.update(letter.id, { deadLetter: { ...letter.deadLetter!, retriedBy: report.deliveryId } });
     results.push({ id: letter.id, report, forced, closed });

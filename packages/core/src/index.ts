@@ -16,7 +16,8 @@ export {
 export { createReceiver, type HandleOptions, type Receiver } from './receiver.js';
 export type { Handoff, JobInfo, QueuedEvent } from './handoff.js';
 export { defaultDedupeKey, EPAY_SIGNATURE_HEADER, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, signatureHeaderName, type ReceiverOptions, type RunOptions } from './options.js';
-export type { DeliveryOutcome, DeliveryReport, ErrorHandler, ReceiverResult } from './pipeline/outcome.js';
+export type { DeliveryReport, ErrorHandler, ReceiverResult } from './pipeline/outcome.js';
+export { COMMON_OUTCOMES, OUTCOMES, type DeadLetterReason, type DeliveryOutcome, type OutcomeFacts } from './outcomes.js';
 export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './logger.js';
 export type { HeaderDefect, SignatureHint, SignatureReason } from './pipeline/diagnose.js';
 export type { Telemetry } from './telemetry.js';

@@ -4,6 +4,7 @@ import type { JobInfo, QueuedEvent } from './handoff.js';
 import { needsClient, resolveRunOptions, SIGNATURE_HEADER, type RunOptions } from './options.js';
 import { claimAndRun, type RunInput } from './pipeline/claim-and-run.js';
 import { reportOf, type DeliveryReport, type ErrorHandler } from './pipeline/outcome.js';
+import { OUTCOMES } from './outcomes.js';
 import { createRunCore } from './run-core.js';
 import type { Store } from './store.js';
 
@@ -71,21 +72,16 @@ export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): Jo
   return runner;
 }
 
+/**
+ * The job's verdict, from the one table (OUTCOMES' `job`): `in-progress` completes, since a copy
+ * still held after two leases has a live run extending the claim, and that run's own job finishes
+ * the event or retries it; a retry on the job's last attempt goes to the dead letters instead.
+ */
 function verdictOf(r: DeliveryReport, job: JobInfo): JobVerdict {
-  switch (r.outcome) {
-    case 'processed':
-    case 'duplicate':
-    case 'ignored':
-    case 'mismatch':
-    // Still held after two leases: a live run keeps extending the claim (a dead one's lapses within
-    // one), and that run's own job finishes the event or retries it. This copy has nothing to do.
-    case 'in-progress':
-      return { action: 'complete', report: r };
-    case 'rejected':
-      return { action: 'dead-letter', report: r, error: asError(r) };
-    default:
-      return { action: job.attempt >= job.maxAttempts ? 'dead-letter' : 'retry', report: r, error: asError(r) };
-  }
+  const verdict = OUTCOMES[r.outcome].job;
+  if (verdict === 'complete') return { action: 'complete', report: r };
+  const action = verdict === 'retry' && job.attempt < job.maxAttempts ? 'retry' : 'dead-letter';
+  return { action, report: r, error: asError(r) };
 }
 
 const asError = (r: DeliveryReport): Error =>

@@ -1,4 +1,4 @@
-import type { DeliveryOutcome } from './pipeline/outcome.js';
+import type { DeadLetterReason, DeliveryOutcome } from './outcomes.js';
 import type { RawBody } from './signature.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -84,7 +84,7 @@ export interface LateOutcome {
 
 export interface DeadLetter {
   /** `rejected`: a handler threw NonRetriableError. `late-failed`: a handler failed after the 202. `reconcile-failed`: a reconcile found the event and could not run it. */
-  reason: 'rejected' | 'late-failed' | 'reconcile-failed';
+  reason: DeadLetterReason;
   /** When it went there, epoch ms. */
   at: number;
   /** The id of the replay that retried it; an open dead letter has none. */

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from './clock.js';
 import { ledgerSettings, type LedgerOptions } from './ledger.js';
 import { memoryLedger } from './memory-ledger.js';
 import { markMemoryStore } from './memory-store-warning.js';
-import { STORE_SYNC, type ClaimResult, type CompleteOptions, type Store, type StoreOps, type StoreRecord } from './store.js';
+import { STORE_SYNC, type ClaimResult, type CompleteOptions, type Outcome, type Store, type StoreOps, type StoreRecord } from './store.js';
 
 export interface MemoryStoreOptions {
   /** Most keys kept; the least recently used go first. Default 100,000. */
@@ -36,7 +36,7 @@ interface Entry {
   token: string;
   /** Past this, the entry is as good as absent: the end of a lease, or of a record's retention. */
   until: number;
-  outcome: 'ok' | 'failed';
+  outcome: Outcome;
   completedAt: number;
 }
 
@@ -92,7 +92,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
         return done !== undefined && done.state === 'done' && done.token === token && done.until > t;
       }
       e.state = 'done';
-      e.outcome = opts.outcome ?? 'ok';
+      // `failed`, the earlier name, from a caller not yet updated, is `rejected`.
+      e.outcome = opts.outcome === undefined || opts.outcome === 'ok' ? 'ok' : 'rejected';
       e.completedAt = t;
       e.until = t + (opts.ttlMs ?? retentionMs);
       return true;

@@ -1,5 +1,6 @@
 import { metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Meter, type Span, type Tracer } from '@opentelemetry/api';
-import { STATUS, type DeliveryOutcome, type DeliveryReport } from './pipeline/outcome.js';
+import { OUTCOMES, outcomesWhere, RECOVERED, type DeliveryOutcome } from './outcomes.js';
+import type { DeliveryReport } from './pipeline/outcome.js';
 import { levelOf } from './pipeline/report.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -13,10 +14,10 @@ export interface OpenTelemetryOptions {
 }
 
 const SCOPE = '@payhook/core';
-/** Outcomes after which handlers have run (or, answered early, go on running). */
-const HANDLERS_RAN: ReadonlySet<DeliveryOutcome> = new Set(['processed', 'failed', 'rejected']);
+/** Outcomes after which this delivery's handlers have run (from the one table, OUTCOMES). */
+const HANDLERS_RAN: ReadonlySet<DeliveryOutcome> = new Set(outcomesWhere((f) => f.handlers === 'ran'));
 /** Answers that leave the handler running: their span stays open until its late outcome. */
-const ANSWERED_EARLY: ReadonlySet<DeliveryOutcome> = new Set(['accepted', 'deferred']);
+const ANSWERED_EARLY: ReadonlySet<DeliveryOutcome> = new Set(outcomesWhere((f) => f.handlers === 'running'));
 /** At most this many spans wait for a late outcome; past it the oldest is ended as it is. */
 const MAX_OPEN = 10_000;
 
@@ -81,7 +82,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
       const dedupe = DEDUPE[r.outcome];
       if (dedupe !== undefined) i.duplicates.add(1, dedupe);
       if (HANDLERS_RAN.has(r.outcome)) i.handlerTime.record(seconds, outcome);
-      if (r.source === 'reconcile' && (r.outcome === 'processed' || r.outcome === 'rejected')) i.recovered.add(1, outcome);
+      if (r.source === 'reconcile' && RECOVERED.has(r.outcome)) i.recovered.add(1, outcome);
 
       const span = tracer.startSpan('payhook.delivery', { kind: SpanKind.INTERNAL, startTime: now - (r.durationMs ?? 0), attributes: attributesOf(r, failed) });
       span.addEvent('payhook.answered', STATUS_ATTRIBUTES(r.status), now);
@@ -119,7 +120,7 @@ function instruments(meter: Meter) {
 
 // Attribute objects are made once and shared: the SDK copies what it keeps, and every delivery
 // would otherwise build and drop them (BENCHMARKS.md, issue 15).
-const OUTCOME = Object.fromEntries(Object.keys(STATUS).map((o): [string, Attributes] => [o, Object.freeze({ 'payhook.outcome': o })])) as Record<
+const OUTCOME = Object.fromEntries(Object.keys(OUTCOMES).map((o): [string, Attributes] => [o, Object.freeze({ 'payhook.outcome': o })])) as Record<
   DeliveryOutcome,
   Attributes
 >;

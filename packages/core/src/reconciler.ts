@@ -4,6 +4,7 @@ import type { PaymentEvent } from './event-schema.js';
 import { EVENTS_BY_STATUS, type PaymentEventName } from './lifecycle.js';
 import { toLog, type LoggerOption } from './logger.js';
 import { reportOf, type DeliveryReport } from './pipeline/outcome.js';
+import { RECOVERED } from './outcomes.js';
 import type { Receiver } from './receiver.js';
 import { eventFromRecord, type Mode } from './record-event.js';
 
@@ -80,7 +81,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       for (const name of EVENTS_BY_STATUS[record.status]) {
         // The record came from the service itself: handlers that want it need no second call.
         const report = await recover(record, name);
-        const ran = report.outcome === 'processed' || report.outcome === 'queued' || report.outcome === 'rejected';
+        const ran = RECOVERED.has(report.outcome);
         if (ran) result.recovered.push(report);
         else if (report.outcome === 'in-progress') result.inProgress.push(report);
         else if (report.status >= 400) result.failed.push(report);

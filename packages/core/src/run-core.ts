@@ -30,11 +30,11 @@ export function createRunCore(o: RunCoreOptions) {
   const { router, planFor, run } = createRouter(watch);
   const errorHandlers: ErrorHandler[] = [];
   const report = createReporter({ ...o, errorHandlers, publish: publishReport });
-  // An event sent to the dead letters stays done (failed) longer than its open dead letters are
+  // An event sent to the dead letters stays done (rejected) longer than its open dead letters are
   // kept, so that re-posting their stored bytes answers `duplicate` whatever expired first.
   const failedTtl = o.store.ledger?.failedDoneTtlMs;
   const failedTtlMs = failedTtl === undefined ? o.retentionMs : Math.max(o.retentionMs ?? 0, failedTtl);
-  const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, failed: { outcome: 'failed', ttlMs: failedTtlMs } } as const;
+  const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, rejected: { outcome: 'rejected', ttlMs: failedTtlMs } } as const;
   const deadlines = (timersOutliveRequests ? createDeadlines : ownTimers)(o.clock);
   const acceptedUnguarded = () => warnOfFrozenWork(o.log);
   const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord, doneOutcome: 'processed', acceptedUnguarded };

@@ -42,8 +42,13 @@ export interface Store {
   readonly retentionMs?: number;
 }
 
-/** `ok`: the handlers ran to the end. `failed`: a handler threw `NonRetriableError`; it is not run again. */
-export type Outcome = 'ok' | 'failed';
+/**
+ * A done record's outcome. `ok`: the handlers ran to the end. `rejected`: a handler threw
+ * `NonRetriableError` (the receiver's outcome of the same name); it is not run again. Records
+ * written by earlier versions name it `failed`: a store reads those as `rejected` (they live as
+ * long as the store's retention, 30 days by default).
+ */
+export type Outcome = 'ok' | 'rejected';
 
 export interface CompleteOptions {
   /** How long the done record is kept. Defaults to the store's retention. */

@@ -176,13 +176,13 @@ describe('running the handlers and recording the outcome', () => {
     expect(await states()).toEqual([undefined, undefined]);
   });
 
-  it('records NonRetriableError as done (failed) and answers rejected; a plain throw answers 500 and gives the claim back', async () => {
+  it('records NonRetriableError as done (rejected) and answers rejected; a plain throw answers 500 and gives the claim back', async () => {
     const { receiver, send } = setup();
     receiver.on('payment.success', () => { throw new NonRetriableError('no such order'); });
     receiver.on('payment.failed', () => { throw new Error('database down'); });
     const [rejected, failed] = [createEvent('payment.success'), createEvent('payment.failed')];
     expect(await send(rejected)).toBe('200 rejected');
-    expect(await receiver.store.get(receiver.dedupeKey(rejected))).toMatchObject({ state: 'done', outcome: 'failed' });
+    expect(await receiver.store.get(receiver.dedupeKey(rejected))).toMatchObject({ state: 'done', outcome: 'rejected' });
     expect(await send(failed)).toBe('500 failed');
     expect(await receiver.store.get(receiver.dedupeKey(failed))).toMatchObject({ state: 'released' });
   });

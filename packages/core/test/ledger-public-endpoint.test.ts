@@ -8,10 +8,10 @@ import { createLedgerWriter, type Trace } from '../src/pipeline/ledger-writer.js
 import { REFUSALS_PER_MINUTE } from '../src/per-minute.js';
 import { prefixOf } from '../src/pipeline/ledger-record.js';
 import { reportOf } from '../src/pipeline/outcome.js';
+import { captureWaitUntil } from '../../../test/support/wait.js';
 
 const secret = 'whsec_public';
 const quiet = { info() {}, warn() {}, error() {} };
-const written = () => new Promise<void>((r) => setTimeout(r, 20));
 const DAY = 24 * 60 * 60 * 1000;
 const MiB = 1024 * 1024;
 
@@ -21,13 +21,16 @@ function setup(ledger: NonNullable<Parameters<typeof memoryStore>[0]>['ledger'] 
   const store = memoryStore({ clock, ledger });
   const logger = keepLogs ? (level: string, _fields: unknown, message: string) => void logs.push({ level, message }) : quiet;
   const receiver = createReceiver({ secret, store, clock, budgetMs: 200, leaseMs: 1_000, logger });
-  const post = async (body: BodyInit, headers: Record<string, string> = {}) => (await receiver.handle(new Request('http://x/', { method: 'POST', body, headers }))).status;
-  return { clock, store, ledger: store.ledger!, receiver, post, logs };
+  // The ledger writes after the answer: `written()` awaits the writer's idle(), which the receiver hands the platform's waitUntil.
+  const { waitUntil, settled: written } = captureWaitUntil();
+  const handle = (request: Request) => receiver.handle(request, { waitUntil });
+  const post = async (body: BodyInit, headers: Record<string, string> = {}) => (await handle(new Request('http://x/', { method: 'POST', body, headers }))).status;
+  return { clock, store, ledger: store.ledger!, receiver, handle, post, logs, written };
 }
 
 describe('refusals in the ledger: metadata only, bounded on their own', () => {
   it('records a refusal without its body: its SHA-256 and a printable prefix; every untrusted field is cut', async () => {
-    const { ledger, post } = setup();
+    const { ledger, post, written } = setup();
     const small = JSON.stringify({ event: 'payment.success', reference: 'R'.repeat(300) });
     expect(await post(small, { 'x-service-signature': `sha256=${'0'.repeat(64)}${'x'.repeat(500)}` })).toBe(401);
     const big = new Uint8Array(MiB).fill(0x41);
@@ -63,9 +66,10 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
     const store = memoryStore({ ledger: { maxEntries: 10, maxRefusals: 550 } });
     const ledger = store.ledger!;
     const receiver = createReceiver({ secret, store, logger: quiet });
-    const post = async (body: BodyInit) => (await receiver.handle(new Request('http://x/', { method: 'POST', body }))).status;
+    const { waitUntil, settled: written } = captureWaitUntil();
+    const post = async (body: BodyInit) => (await receiver.handle(new Request('http://x/', { method: 'POST', body }), { waitUntil })).status;
     receiver.on('payment.success', () => {});
-    for (let i = 0; i < 10; i++) await receiver.handle(signedRequest(createEvent('payment.success', { reference: `ok${i}` }), { secret }));
+    for (let i = 0; i < 10; i++) await receiver.handle(signedRequest(createEvent('payment.success', { reference: `ok${i}` }), { secret }), { waitUntil });
     const body = new Uint8Array(MiB).fill(0x7b);
     // Warm up: the first refusals set up what every delivery shares (the diagnosis, the writer).
     for (let i = 0; i < 20; i++) await post(body);
@@ -75,7 +79,7 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
     const used = async () => {
       // Twice, a turn apart: what finalizers free on the first is collected on the second.
       gc();
-      await written();
+      await new Promise((resolve) => setImmediate(resolve));
       gc();
       const m = process.memoryUsage();
       return { heap: m.heapUsed, buffers: m.arrayBuffers };
@@ -101,10 +105,10 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
   });
 
   it(`records at most ${REFUSALS_PER_MINUTE} refusals a minute, and says once a minute how many it skipped`, async () => {
-    const { clock, ledger, receiver, post, logs } = setup({ maxRefusals: 5_000 });
+    const { clock, ledger, receiver, handle, post, logs, written } = setup({ maxRefusals: 5_000 });
     receiver.on('payment.success', () => {});
     for (let i = 0; i < REFUSALS_PER_MINUTE + 100; i++) await post('{}');
-    await receiver.handle(signedRequest(createEvent('payment.success', { reference: 'during' }), { secret }));
+    await handle(signedRequest(createEvent('payment.success', { reference: 'during' }), { secret }));
     await written();
     expect((await ledger.list({ outcome: 'unauthorized', limit: 1000 })).length).toBe(REFUSALS_PER_MINUTE);
     expect((await ledger.list({ reference: 'during' })).length).toBe(1);
@@ -158,12 +162,12 @@ describe('one bad record never sinks a batch', () => {
 
 describe('retention and erasure on the memory store', () => {
   it('drops records past their retention on its own timer, with no delivery following; open dead letters last their own retention', async () => {
-    const { clock, ledger, receiver } = setup({ retentionMs: 60_000, deadLetterRetentionMs: 300_000 });
+    const { clock, ledger, receiver, handle, written } = setup({ retentionMs: 60_000, deadLetterRetentionMs: 300_000 });
     receiver.on('payment.success', (e) => {
       if (e.reference === 'dead') throw new NonRetriableError('no such order');
     });
-    await receiver.handle(signedRequest(createEvent('payment.success', { reference: 'plain' }), { secret }));
-    await receiver.handle(signedRequest(createEvent('payment.success', { reference: 'dead' }), { secret }));
+    await handle(signedRequest(createEvent('payment.success', { reference: 'plain' }), { secret }));
+    await handle(signedRequest(createEvent('payment.success', { reference: 'dead' }), { secret }));
     await written();
     const [dead, plain] = (await ledger.list()) as [LedgerEntry, LedgerEntry];
     await clock.advance(120_000);
@@ -176,20 +180,20 @@ describe('retention and erasure on the memory store', () => {
   });
 
   it('keeps a rejected event done past its dead letter: re-posting the stored bytes answers duplicate after every expiry', async () => {
-    const { clock, store, ledger, receiver, post } = setup({ retentionMs: DAY, deadLetterRetentionMs: 2 * DAY });
+    const { clock, store, ledger, receiver, handle, post, written } = setup({ retentionMs: DAY, deadLetterRetentionMs: 2 * DAY });
     let runs = 0;
     receiver.on('payment.success', () => {
       runs += 1;
       throw new NonRetriableError('unknown order');
     });
-    await receiver.handle(signedRequest(createEvent('payment.success', { reference: 'DL' }), { secret }));
+    await handle(signedRequest(createEvent('payment.success', { reference: 'DL' }), { secret }));
     await written();
     const [dead] = await ledger.list({ deadLetters: 'open' });
     const bytes = { body: dead!.body!, header: dead!.signatureHeader! };
     // The memory store keeps done records 24 h; this one a day past the dead letters' 2 days.
     await clock.advance(2 * DAY + 120_000);
     expect(await ledger.list({ deadLetters: 'open' })).toEqual([]);
-    expect(await store.get(dead!.dedupeKey!)).toMatchObject({ state: 'done', outcome: 'failed' });
+    expect(await store.get(dead!.dedupeKey!)).toMatchObject({ state: 'done', outcome: 'rejected' });
     expect(await post(bytes.body, { 'x-service-signature': bytes.header })).toBe(200);
     await written();
     expect((await ledger.list({ reference: 'DL' }))[0]).toMatchObject({ outcome: 'duplicate' });
@@ -199,12 +203,12 @@ describe('retention and erasure on the memory store', () => {
   });
 
   it('erases a customer by email or phone, and a payment by reference, open dead letters included', async () => {
-    const { ledger, receiver, post } = setup();
+    const { ledger, receiver, handle, post, written } = setup();
     receiver.on('payment.success', (e) => {
       if (e.reference === 'P3') throw new NonRetriableError('no');
     });
     const send = (reference: string, email: string | null, phone: string | null) =>
-      receiver.handle(signedRequest(createEvent('payment.success', { reference, customer: { name: 'A', email, phone } } as never), { secret }));
+      handle(signedRequest(createEvent('payment.success', { reference, customer: { name: 'A', email, phone } } as never), { secret }));
     await send('P1', 'Ada@Example.com', '+234 801 000 0001');
     await send('P2', 'bob@example.com', '08010000002');
     await send('P3', 'ada@example.com', null);

@@ -368,7 +368,7 @@ describe('the receiver pipeline', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ outcome: 'rejected' });
     expect(errors[0]).toBeInstanceOf(NonRetriableError);
-    expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'done', outcome: 'failed' });
+    expect(await store.get(`sandbox:${event.reference}:payment.success`)).toMatchObject({ state: 'done', outcome: 'rejected' });
     expect((await receiver.handle(signedRequest(event, { secret }))).status).toBe(200);
     expect(calls).toBe(1);
   });

@@ -1,3 +1,5 @@
+import { COMMON_OUTCOMES } from '@payhook/core';
+
 /**
  * The ledger's table (the store's `ledger` option), for the quoted table `sql` whose last part is
  * `name`: one row per delivery attempt. The record itself is the `entry` column, as JSON, so that
@@ -8,6 +10,9 @@
  * await pool.query(ledgerSchemaSql('"payhook_deliveries_ledger"', 'payhook_deliveries_ledger'));
  */
 export function ledgerSchemaSql(sql: string, name: string): string {
+  // From core's outcome table (OUTCOMES), so that this list cannot drift from the receiver's. Should
+  // it ever change, the index needs a new name: IF NOT EXISTS leaves an index made earlier as it was.
+  const common = COMMON_OUTCOMES.map((o) => `'${o}'`).join(', ');
   // Index names past 63 characters would be cut short by Postgres, and two could end up alike.
   const idx = (suffix: string) => `"${name.slice(0, 63 - suffix.length)}${suffix}"`;
   return `-- The delivery ledger (the \`ledger\` option): one row per delivery attempt, the record as JSON;
@@ -32,7 +37,7 @@ CREATE INDEX IF NOT EXISTS ${idx('_at_idx')} ON ${sql} (received_at);
 -- The outcome filter, in the answers and the late outcomes. The common answers are found by walking
 -- the newest records; only the rare ones (failed, rejected, unauthorized, ...) need an index.
 CREATE INDEX IF NOT EXISTS ${idx('_outcome_idx')} ON ${sql} (outcome, id)
-  WHERE outcome NOT IN ('processed', 'queued', 'duplicate', 'ignored', 'accepted');
+  WHERE outcome NOT IN (${common});
 CREATE INDEX IF NOT EXISTS ${idx('_late_idx')} ON ${sql} (late_outcome, id) WHERE late_outcome IS NOT NULL;
 -- Dead letters are few: found without reading the rest.
 CREATE INDEX IF NOT EXISTS ${idx('_dead_idx')} ON ${sql} (id) WHERE dead;

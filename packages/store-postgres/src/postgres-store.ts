@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION_MS, ledgerSettings, type Clock, type LedgerOptions } from '@payhook/core';
-import type { ClaimResult, CompleteOptions, EventHandler, HandlerContext, Outcome } from '@payhook/core';
+import type { ClaimResult, CompleteOptions, EventHandler, HandlerContext } from '@payhook/core';
 import type { PaymentEvent, PaymentEventName, Store, StoreRecord } from '@payhook/core';
 import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
@@ -10,7 +10,7 @@ import { createPool, hearIdleErrors, warnIfNotDurable } from './own-pool.js';
 import { postgresLedger } from './postgres-ledger.js';
 import { periodicPurge, purgeExpired, type PurgeOptions } from './purge.js';
 import { DEFAULT_TABLE, quoteTable } from './schema.js';
-import { storeStatements } from './store-statements.js';
+import { columnOf, outcomeOf, storeStatements } from './store-statements.js';
 import { NAME, positiveMs, storeError } from './store-error.js';
 
 export interface PostgresStoreOptions {
@@ -163,7 +163,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
       const token = randomUUID();
-      const { rows } = await query<{ status: string; attempt: number; outcome: Outcome | null; at: number | null }>(
+      const { rows } = await query<{ status: string; attempt: number; outcome: string | null; at: number | null }>(
         'claim',
         key,
         SQL.claim,
@@ -171,13 +171,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       );
       const row = rows[0];
       if (row?.status === 'claimed') return { status: 'claimed', token, attempt: row.attempt };
-      if (row?.status === 'done') return { status: 'done', outcome: row.outcome ?? 'ok', completedAt: row.at ?? 0 };
+      if (row?.status === 'done') return { status: 'done', outcome: outcomeOf(row.outcome), completedAt: row.at ?? 0 };
       // No row: another claim inserted the key after this statement's snapshot, so it is in progress.
       return { status: 'in-progress', leaseExpiresAt: row?.at ?? Date.now() + lease };
     },
     async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
       const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
-      const { rows } = await query<{ held: boolean }>('complete', key, SQL.complete, [key, token, opts.outcome ?? 'ok', ttl]);
+      const { rows } = await query<{ held: boolean }>('complete', key, SQL.complete, [key, token, columnOf(opts.outcome), ttl]);
       return rows[0]?.held === true;
     },
     async release(key: string, token: string): Promise<boolean> {
@@ -190,7 +190,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const { rows } = await query<{
         state: 'claimed' | 'released' | 'done';
         attempt: number;
-        outcome: Outcome | null;
+        outcome: string | null;
         completed_at: number | null;
         lease: number | null;
         leased: boolean | null;
@@ -198,7 +198,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const row = rows[0];
       if (!row) return undefined;
       if (row.state === 'done') {
-        return { state: 'done', attempt: row.attempt, outcome: row.outcome ?? 'ok', completedAt: row.completed_at ?? 0 };
+        return { state: 'done', attempt: row.attempt, outcome: outcomeOf(row.outcome), completedAt: row.completed_at ?? 0 };
       }
       // A claim whose lease has lapsed is as good as released: the next claim takes it over.
       if (row.state === 'claimed' && row.leased) return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease ?? 0 };

@@ -1,3 +1,5 @@
+import type { Outcome } from '@payhook/core';
+
 /**
  * Every SQL statement of the store's records, for the quoted table `t` (the purge's are in
  * purge.ts). Times come from the database clock (`clock_timestamp()`); durations are passed in
@@ -85,3 +87,15 @@ export function storeStatements(t: string) {
       WHERE ${held}`,
   };
 }
+
+/**
+ * A done record's outcome as its column keeps it. The column's CHECK, in every table made so far
+ * (and in the schemas of those who run their own migrations), allows 'ok' and 'failed' only, so
+ * `rejected` (a handler threw NonRetriableError) is kept as 'failed', the name it had before core
+ * called it by the receiver's outcome. Old and new records are then one and the same, and a
+ * process of an earlier version reads a new record as it always did.
+ */
+export const columnOf = (outcome: Outcome | undefined): 'ok' | 'failed' => (outcome === undefined || outcome === 'ok' ? 'ok' : 'failed');
+
+/** A done record's outcome from its column: 'failed' (and 'rejected', should a later schema allow it) is `rejected`. */
+export const outcomeOf = (column: string | null): Outcome => (column === 'failed' || column === 'rejected' ? 'rejected' : 'ok');

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION_MS, ledgerSettings } from '@payhook/core';
-import type { ClaimResult, CompleteOptions, Ledger, LedgerOptions, Outcome, Store, StoreRecord } from '@payhook/core';
+import type { ClaimResult, CompleteOptions, Ledger, LedgerOptions, Store, StoreRecord } from '@payhook/core';
 import { Redis } from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { redisLedger } from './redis-ledger.js';
-import { CLAIM_SCRIPT, COMPLETE_SCRIPT, EXTEND_SCRIPT, GET_SCRIPT, RELEASE_SCRIPT } from './scripts.js';
+import { CLAIM_SCRIPT, COMPLETE_SCRIPT, EXTEND_SCRIPT, GET_SCRIPT, outcomeOf, RELEASE_SCRIPT } from './scripts.js';
 
 const NAME = '[@payhook/store-redis]';
 
@@ -158,12 +158,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         scripts.payhookClaimV1(...keys(key), token, lease, Math.max(retentionMs, lease)),
       )) as [string, unknown, unknown?];
       if (r[0] === 'claimed') return { status: 'claimed', token, attempt: Number(r[1]) };
-      if (r[0] === 'done') return { status: 'done', outcome: r[1] as Outcome, completedAt: Number(r[2]) };
+      if (r[0] === 'done') return { status: 'done', outcome: outcomeOf(r[1]), completedAt: Number(r[2]) };
       return { status: 'in-progress', leaseExpiresAt: Number(r[1]) };
     },
     async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
       const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
-      const r = await call('complete', key, () => scripts.payhookCompleteV1(...keys(key), token, ttl, opts.outcome ?? 'ok'));
+      const r = await call('complete', key, () => scripts.payhookCompleteV1(...keys(key), token, ttl, outcomeOf(opts.outcome ?? 'ok')));
       return r === 1;
     },
     async release(key: string, token: string): Promise<boolean> {
@@ -180,7 +180,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       if (!r) return undefined;
       const [state, attempt, outcome, completedAt, leaseExpiresAt] = r;
       if (state === 'done') {
-        return { state: 'done', attempt: Number(attempt), outcome: outcome as Outcome, completedAt: Number(completedAt) };
+        return { state: 'done', attempt: Number(attempt), outcome: outcomeOf(outcome), completedAt: Number(completedAt) };
       }
       // A claim whose lease key is gone has lapsed: as good as released, and the next claim takes it over.
       if (state === 'claimed' && leaseExpiresAt > 0) return { state: 'claimed', attempt: Number(attempt), leaseExpiresAt };

@@ -78,7 +78,7 @@ function describeRecord(key: string, record: StoreRecord | undefined): { ok: boo
     case 'done':
       return record.outcome === 'ok'
         ? { ok: true, text: `the store marks ${key} done (handlers returned, after ${record.attempt} run${record.attempt === 1 ? '' : 's'})` }
-        : { ok: false, text: `the store marks ${key} done with outcome "failed": a handler threw NonRetriableError, so it was not processed` };
+        : { ok: false, text: `the store marks ${key} done with outcome "rejected": a handler threw NonRetriableError, so it was not processed` };
     case 'claimed':
       return {
         ok: false,

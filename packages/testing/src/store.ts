@@ -111,11 +111,13 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       expect(await store.claim(ok, 5_000)).toMatchObject({ status: 'done', outcome: 'ok' });
       expect(await store.get(ok)).toMatchObject({ state: 'done', outcome: 'ok', attempt: 1 });
 
-      const failed = key();
-      const f = await store.claim(failed, 5_000);
+      // 'rejected': a handler threw NonRetriableError, the receiver's outcome of the same name.
+      const rejected = key();
+      const f = await store.claim(rejected, 5_000);
       if (f.status !== 'claimed') throw new Error('expected a claim');
-      expect(await store.complete(failed, f.token, { outcome: 'failed' })).toBe(true);
-      expect(await store.claim(failed, 5_000)).toMatchObject({ status: 'done', outcome: 'failed' });
+      expect(await store.complete(rejected, f.token, { outcome: 'rejected' })).toBe(true);
+      expect(await store.claim(rejected, 5_000)).toMatchObject({ status: 'done', outcome: 'rejected' });
+      expect(await store.get(rejected)).toMatchObject({ state: 'done', outcome: 'rejected', attempt: 1 });
     });
 
     it('lets the next claim run again after a release, counting the attempt', async () => {

@@ -54,7 +54,7 @@ describe('toHaveProcessedExactlyOnce', () => {
     const rejected = createEvent('payment.success');
     mode = 'reject';
     await deliver(receiver, rejected, { secret });
-    expect(await failure(() => expect(receiver).toHaveProcessedExactlyOnce(rejected))).toMatch(/done with outcome "failed": a handler threw NonRetriableError/);
+    expect(await failure(() => expect(receiver).toHaveProcessedExactlyOnce(rejected))).toMatch(/done with outcome "rejected": a handler threw NonRetriableError/);
   });
 
   it('counts the runs of a record: two completed runs fail it, whatever the store says', async () => {

@@ -225,7 +225,7 @@ function runHandlersAndComplete(s: RunSettings, event: PaymentEvent, plan: Plan,
 const release = (s: RunSettings, ctx: HandlerContext) => attempt(() => s.ops.release(ctx.dedupeKey, ctx.claimToken), () => false);
 
 function threw(s: RunSettings, ctx: HandlerContext, fields: DeliveryFields, error: unknown): Awaitable<DeliveryReport> {
-  if (isNonRetriableError(error)) return andThen(complete(s, ctx, 'failed', fields), () => reportOf('rejected', { ...fields, error }));
+  if (isNonRetriableError(error)) return andThen(complete(s, ctx, 'rejected', fields), () => reportOf('rejected', { ...fields, error }));
   return andThen(release(s, ctx), () => reportOf('failed', { ...fields, error }));
 }
 

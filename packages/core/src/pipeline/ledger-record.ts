@@ -1,7 +1,8 @@
 import { sha256Hex } from '#platform';
 import { errorMessage } from '../errors.js';
 import { escapeText } from '../escape-text.js';
-import { isRefusal, textOf, type DeadLetter, type LedgerEntry, type LedgerSource } from '../ledger.js';
+import { isRefusal, textOf, type LedgerEntry } from '../ledger.js';
+import { deadLetterReason } from '../outcomes.js';
 import type { RawBody } from '../signature.js';
 import type { DeliveryReport } from './outcome.js';
 import type { Trace } from './ledger-writer.js';
@@ -23,13 +24,6 @@ export const refused = (trace: Trace): boolean => isRefusal({ source: trace.sour
 
 const signatureOf = (trace: Trace): LedgerEntry['signature'] => (trace.verified === undefined ? 'not-checked' : trace.verified ? 'valid' : 'invalid');
 
-/** Why a delivery goes to the dead letters at its answer, if it does. */
-function deadLetterOf(r: DeliveryReport, source: LedgerSource): DeadLetter['reason'] | undefined {
-  if (r.outcome === 'rejected') return 'rejected';
-  if (source === 'reconcile' && r.outcome === 'failed') return 'reconcile-failed';
-  return undefined;
-}
-
 /**
  * The record, every field in one literal (absent ones undefined, which JSON leaves out), so that
  * all records share one shape. Every field the sender controls is cut to a bound here, before any
@@ -38,7 +32,8 @@ function deadLetterOf(r: DeliveryReport, source: LedgerSource): DeadLetter['reas
 export function entryOf(trace: Trace, r: DeliveryReport, now: () => number): Draft {
   // A refused or unreadable delivery still names its reference, so a query for it finds why (unverified: see `signature`).
   const names = r.reference === undefined && trace.body !== undefined ? namesIn(trace.body) : r;
-  const reason = deadLetterOf(r, trace.source);
+  // A reconcile's failure has no service retry behind it: it goes to the dead letters too.
+  const reason = deadLetterReason(r.outcome, trace.source === 'reconcile' ? 'reconcile' : 'answer');
   return {
     id: trace.id,
     receivedAt: trace.receivedAt,

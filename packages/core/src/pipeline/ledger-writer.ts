@@ -5,6 +5,7 @@ import type { Log } from '../logger.js';
 import { perMinute, REFUSALS_PER_MINUTE } from '../per-minute.js';
 import type { RawBody } from '../signature.js';
 import type { DeliveryReport } from './outcome.js';
+import { deadLetterReason } from '../outcomes.js';
 
 /** What the receiver knows of a delivery beyond its report: set as the pipeline goes, read once it is answered. */
 export interface Trace {
@@ -142,7 +143,7 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
     late(r) {
       if (r.deliveryId === undefined || full()) return;
       const late = { outcome: r.outcome, durationMs: r.durationMs ?? 0, ...(r.error !== undefined && { error: errorMessage(r.error) }) };
-      const reason = r.outcome === 'failed' ? 'late-failed' : r.outcome === 'rejected' ? 'rejected' : undefined;
+      const reason = deadLetterReason(r.outcome, 'late');
       patches.push({ id: r.deliveryId, patch: { late, ...(reason && { deadLetter: { reason, at: now() } }) } });
       schedule();
     },

@@ -7,6 +7,7 @@ import type { Store } from '../store.js';
 import type { Clock } from '../clock.js';
 import type { DeliveryReport } from './outcome.js';
 import { reportOf } from './outcome.js';
+import { SETTLED } from '../outcomes.js';
 import { judgeRecord, type RecordClient } from './record-check.js';
 import { whenHappened, type ServiceTimes } from './service-times.js';
 import { eventFromRecord } from '../record-event.js';
@@ -35,8 +36,6 @@ export const HOLDS_BEFORE_RUNNING = 3;
 /** The report of an event held back, naming what it waits for (not one of reportOf's hand-copied fields). */
 const held = (waitingFor: PaymentEventName[], error?: unknown): DeliveryReport => ({ ...reportOf('held', error === undefined ? undefined : { error }), waitingFor });
 
-/** Outcomes after which an earlier event counts as run: its handlers will not run again. */
-const RAN = new Set(['processed', 'queued', 'duplicate', 'ignored', 'rejected']);
 const HOUR = 60 * 60 * 1000;
 
 /**
@@ -96,7 +95,8 @@ export function createOrderGuard(s: OrderGuardSettings) {
       // An event the service shows no time for is never run from the record: it may have run and been forgotten.
       if (known.times[left[i]!] === undefined) return held(left.slice(i), known.unknown(left[i]!));
       const r = await s.dispatch(eventFromRecord(record, left[i]!, event.mode), record);
-      if (!RAN.has(r.outcome)) return held(left.slice(i), r.error);
+      // An earlier event counts as run once it settled (OUTCOMES): its handlers will not run again.
+      if (!SETTLED.has(r.outcome)) return held(left.slice(i), r.error);
     }
     return undefined;
   }

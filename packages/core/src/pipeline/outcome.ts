@@ -2,52 +2,10 @@ import type { HandlerContext } from '../event-router.js';
 import type { JobInfo } from '../handoff.js';
 import type { HeaderDefect, SignatureHint, SignatureReason } from './diagnose.js';
 import type { LoopBlocked } from './loop-watch.js';
+import { STATUS, type DeliveryOutcome } from '../outcomes.js';
 
-/** Every answer the pipeline gives; the status of each is decided here, once (STATUS). */
-export type DeliveryOutcome =
-  | 'processed' // 200: handlers ran
-  | 'queued' // 200: handed to the durable queue (the receiver's handoff); a worker runs the handlers
-  | 'duplicate' // 200: done before, nothing ran
-  | 'ignored' // 200: no handler for this event, or an event name the service does not define
-  | 'rejected' // 200: a handler threw NonRetriableError; marked done, not retried
-  | 'mismatch' // 200: the service's record does not agree with the event; no handler ran, the claim is released
-  | 'accepted' // 202: the budget ran out; the handler goes on (under the platform's waitUntil if given) and its outcome is recorded
-  | 'malformed' // 400: signed, but not JSON payhook may parse (or an upload that broke off)
-  | 'invalid' // 400: signed JSON, but not the event shape (a field missing or of another type); an error, since only a change here lets it through
-  | 'unauthorized' // 401: signature missing or wrong
-  | 'method-not-allowed' // 405
-  | 'too-slow' // 408: the body did not arrive within bodyTimeoutMs; the connection is closed
-  | 'in-progress' // 409: another delivery of the same event is running; the service retries later
-  | 'held' // 409: an event that came before this one in the transaction's life has not run yet (the `ordering` option); the service retries later
-  | 'too-large' // 413
-  | 'failed' // 500: a handler threw; the claim is released so the retry runs it again
-  | 'body-unavailable' // 500: something read the body before payhook; fix the mounting
-  | 'store-unavailable' // 503: the store could not be reached; the service retries
-  | 'deferred' // 503: the budget ran out, no waitUntil, afterBudget 'retry': the service retries, and finds the event done or runs it again
-  | 'verify-unavailable'; // 503: the service's record could not be fetched; the service retries
-
-export const STATUS: Readonly<Record<DeliveryOutcome, number>> = {
-  processed: 200,
-  queued: 200,
-  duplicate: 200,
-  ignored: 200,
-  rejected: 200,
-  mismatch: 200,
-  accepted: 202,
-  malformed: 400,
-  invalid: 400,
-  unauthorized: 401,
-  'method-not-allowed': 405,
-  'too-slow': 408,
-  'in-progress': 409,
-  held: 409,
-  'too-large': 413,
-  failed: 500,
-  'body-unavailable': 500,
-  'store-unavailable': 503,
-  deferred: 503,
-  'verify-unavailable': 503,
-};
+// The outcomes and their statuses live in the one table (../outcomes.ts); re-exported for the pipeline.
+export { STATUS, type DeliveryOutcome } from '../outcomes.js';
 
 export interface DeliveryReport {
   outcome: DeliveryOutcome;

@@ -3,35 +3,11 @@ import { SERVICE_TIMEOUT_MS } from '../options.js';
 import type { Log, LogLevel } from '../logger.js';
 import type { Telemetry } from '../telemetry.js';
 import { signatureFix, type SignatureDiagnosis } from './diagnose.js';
-import type { DeliveryOutcome, DeliveryReport, ErrorHandler } from './outcome.js';
+import { LEVEL, OUTCOMES } from '../outcomes.js';
+import type { DeliveryReport, ErrorHandler } from './outcome.js';
 
-/**
- * The level each outcome is logged at, once. A healthy service logs nothing above info:
- * copies of events (done or running elsewhere) at debug and info, refusals at warn with their
- * reason, what needs fixing or loses work at error.
- */
-export const LEVEL: Readonly<Record<DeliveryOutcome, LogLevel>> = {
-  processed: 'info',
-  queued: 'info',
-  duplicate: 'debug',
-  ignored: 'debug',
-  rejected: 'warn',
-  mismatch: 'warn',
-  accepted: 'info',
-  malformed: 'warn',
-  invalid: 'error',
-  unauthorized: 'warn',
-  'method-not-allowed': 'warn',
-  'too-slow': 'warn',
-  'in-progress': 'info',
-  held: 'info',
-  'too-large': 'warn',
-  failed: 'error',
-  'body-unavailable': 'error',
-  'store-unavailable': 'error',
-  deferred: 'warn',
-  'verify-unavailable': 'error',
-};
+/** The level each outcome is logged at, from the one table (../outcomes.ts). */
+export { LEVEL } from '../outcomes.js';
 
 /**
  * An outcome that went well but carries an error (a done record that could not be written) is an
@@ -115,8 +91,10 @@ const blockedNote = (b: NonNullable<DeliveryReport['loopBlocked']>) =>
 /** A queue worker's report: the job, its attempt, and what becomes of it when it went wrong. */
 function jobMessage(r: DeliveryReport, job: NonNullable<DeliveryReport['job']>): string {
   const head = `[@payhook/core] job ${job.id} of queue ${job.queue}: ${r.outcome}, attempt ${job.attempt} of ${job.maxAttempts}`;
-  if (r.outcome === 'rejected' || r.outcome === 'invalid') return `${head}; it goes to the dead-letter queue`;
-  if (LEVEL[r.outcome] !== 'error' && r.outcome !== 'in-progress') return head;
+  // What the verdict (job-runner's verdictOf) does with it, from the same table.
+  const verdict = OUTCOMES[r.outcome].job;
+  if (verdict === 'dead-letter') return `${head}; it goes to the dead-letter queue`;
+  if (verdict === 'complete') return head;
   return job.attempt >= job.maxAttempts
     ? `${head}, the last; it goes to the dead-letter queue`
     : `${head}; the queue runs it again after its backoff`;
