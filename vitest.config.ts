@@ -27,20 +27,20 @@ const ALONE = [
   'test/ledger/load.test.ts',
 ];
 
-// Tests import the packages' sources, so a test run never depends on a stale dist/.
+// Tests import the packages' sources, so a test run never depends on a stale dist/ (also used by vitest.unit.config.ts).
+export const alias = [
+  { find: /^@payhook\/core\/(node|adapter|api|otel|queue)$/, replacement: `${packages}core/src/$1.ts` },
+  // Tests run on Node: the platform modules the `node` export condition picks.
+  { find: /^@payhook\/core\/bridge$/, replacement: `${packages}core/src/platform/bridge-node.ts` },
+  { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
+  { find: /^@payhook\/testing\/(store|ledger)$/, replacement: `${packages}testing/src/$1.ts` },
+  { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
+  { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },
+  { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
+];
+
 export default defineConfig({
-  resolve: {
-    alias: [
-      { find: /^@payhook\/core\/(node|adapter|api|otel|queue)$/, replacement: `${packages}core/src/$1.ts` },
-      // Tests run on Node: the platform modules the `node` export condition picks.
-      { find: /^@payhook\/core\/bridge$/, replacement: `${packages}core/src/platform/bridge-node.ts` },
-      { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
-      { find: /^@payhook\/testing\/(store|ledger)$/, replacement: `${packages}testing/src/$1.ts` },
-      { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
-      { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },
-      { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
-    ],
-  },
+  resolve: { alias },
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,

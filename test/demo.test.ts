@@ -3,7 +3,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { until } from './runtimes/cases.js';
+import { until } from './support/wait.js';
 import { freePort } from './security/examples.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -135,10 +135,12 @@ it('`pnpm demo --keep` keeps both servers up on the ports asked for, shows how t
 
     // The service delivers the webhook on its own (its clock runs on real time), and the demo narrates it.
     expect(stdout).toContain(`curl ${shop}/orders/${body.merchantReference}`);
-    const order = await until(
-      async () => (await fetch(`${shop}/orders/${body.merchantReference}`)).json() as Promise<{ events: string[] }>,
-      (o) => o.events.includes('payment.success'),
-    );
+    let order: { events: string[] } = { events: [] };
+    await until(async () => (order = (await (await fetch(`${shop}/orders/${body.merchantReference}`)).json()) as { events: string[] }).events.includes('payment.success'), {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      what: () => `the shop's order to record payment.success (${JSON.stringify(order)})`,
+    });
     expect(order.events).toEqual(['payment.success']);
     await demo.waitFor(new RegExp(`shop ← payment\\.success ${reference}: signature verified, first time seen: handler ran \\(200\\)`));
 

@@ -14,6 +14,7 @@ import { createEvent, signedRequest } from '@payhook/testing';
 import { createLedgerWriter, type Trace } from '../packages/core/src/pipeline/ledger-writer.js';
 import { reportOf } from '../packages/core/src/pipeline/outcome.js';
 import { requirePostgres, requireRedis } from './services.js';
+import { captureWaitUntil } from './support/wait.js';
 
 const redisUrl = await requireRedis();
 const pgUrl = await requirePostgres();
@@ -22,7 +23,6 @@ const secret = 'whsec_public_endpoint';
 const quiet = { info() {}, warn() {}, error() {} };
 const DAY = 24 * 60 * 60 * 1000;
 const MiB = 1024 * 1024;
-const settle = () => new Promise((r) => setTimeout(r, 50));
 // A 1 MiB body that JSON would escape six times over: control characters.
 const body = new Uint8Array(MiB).fill(0x01);
 
@@ -49,14 +49,16 @@ async function flood(store: Store, n: number) {
   receiver.on('payment.success', (e) => {
     if (e.reference.startsWith('dead')) throw new NonRetriableError('no such order');
   });
+  // The ledger writes after the answer: `settled()` awaits the writer's idle(), handed to the platform's waitUntil.
+  const { waitUntil, settled } = captureWaitUntil();
   const ok = `ok-${randomUUID()}`;
   const dead = `dead-${randomUUID()}`;
-  for (const reference of [ok, dead]) await receiver.handle(signedRequest(createEvent('payment.success', { reference }), { secret }));
-  await settle();
+  for (const reference of [ok, dead]) await receiver.handle(signedRequest(createEvent('payment.success', { reference }), { secret }), { waitUntil });
+  await settled();
   return {
     async send() {
-      for (let i = 0; i < n; i++) expect((await receiver.handle(new Request('http://x/', { method: 'POST', body }))).status).toBe(401);
-      await settle();
+      for (let i = 0; i < n; i++) expect((await receiver.handle(new Request('http://x/', { method: 'POST', body }), { waitUntil })).status).toBe(401);
+      await settled();
     },
     async survivors(ledger: Ledger) {
       return { ok: (await ledger.list({ reference: ok })).length, dead: (await ledger.list({ reference: dead, deadLetters: 'open' })).length };

@@ -78,8 +78,8 @@ async function move(h: Harness, reference: string, action: string) {
   expect((await sandbox(h, `/_sandbox/transactions/${reference}/${action}`)).status).toBe(200);
   const settled = () => h.ref.service.deliveries({ reference }).every((d) => ['delivered', 'failed', 'dropped'].includes(d.state));
   for (let i = 0; i < 40 && !settled(); i++) {
+    // Resolves once the deliveries its timers started have been answered.
     await h.ref.service.clock.advance(i === 0 ? 0 : MINUTE);
-    await new Promise((r) => setTimeout(r, 20));
   }
   expect(settled()).toBe(true);
 }

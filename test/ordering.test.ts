@@ -72,8 +72,8 @@ async function reordered(h: Harness) {
   const settled = () => Object.values(references).every((reference) => h.ref.service.deliveries({ reference }).every((d) => d.state === 'delivered' || d.state === 'failed'));
   // The service's own schedule: attempts a minute, then five minutes, apart.
   for (let i = 0; i < 40 && !settled(); i++) {
+    // Resolves once the deliveries its timers started have been answered.
     await h.ref.service.clock.advance(i === 0 ? 0 : MINUTE);
-    await new Promise((r) => setTimeout(r, 50));
   }
   expect(settled()).toBe(true);
   return references;

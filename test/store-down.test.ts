@@ -5,12 +5,12 @@ import { redisStore } from '@payhook/store-redis';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { requirePostgres, requireRedis } from './services.js';
 import { tcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { sleep } from './support/wait.js';
 
 const SECRET = 'whsec_store_down';
 const BUDGET_MS = 1_000;
 // Real time throughout this file: a real server going away and coming back (through a real TCP
 // proxy), its reconnection and its own lease clock are the things under test.
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const redisUrl = await requireRedis();
 const pgUrl = await requirePostgres();

@@ -8,11 +8,11 @@ import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
 import { contextFor } from './handler-context.js';
 import { requirePostgres } from './services.js';
+import { sleep, until } from './support/wait.js';
 
 const url = await requirePostgres();
 // Only for Postgres's own clock: leases and retention are timed by the server (clock_timestamp()),
 // which is the thing under test and which a test cannot move.
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!url)('postgres', () => {
   storeConformance('postgres', { make: () => postgresStore({ connectionString: url! }), shared: true });
@@ -194,7 +194,7 @@ describe.skipIf(!url)('postgres', () => {
         () => undefined,
         (error: Error) => error,
       );
-      while (backend === 0) await sleep(5); // Real wait: for the server to run the effect's first query.
+      await until(() => backend !== 0, { what: "the server to run the effect's first query" });
       await pool.query('select pg_terminate_backend($1)', [backend]);
       // Without an 'error' listener on the checked-out client this was an uncaught error: the process ended.
       expect((await running)?.message).toMatch(/^\[@payhook\/store-postgres\] the connection to PostgreSQL broke during a transaction \(terminating connection/);

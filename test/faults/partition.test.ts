@@ -4,7 +4,8 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startChild, startReceiver, type ChildReceiver } from '../children/spawn.js';
 import { countPg, countRedis, effectsTable } from '../effects.js';
-import { engineView, queueEnv, runNames, sleep, until, WEB, WORKER, type Engine } from '../queue/helpers.js';
+import { engineView, queueEnv, runNames, WEB, WORKER, type Engine } from '../queue/helpers.js';
+import { sleep, until } from '../support/wait.js';
 import { requireRedis } from '../services.js';
 import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
 import { startPostgres } from './postgres-server.js';
@@ -90,7 +91,7 @@ async function loadWithPartition(children: readonly ChildReceiver[], ports: numb
       fates.push({ index, fate: fate! });
       if (fate!.acked) return { ms: performance.now() - healedAt, reference: fate!.reference, fates };
       if (performance.now() - healedAt > 60_000) break;
-      await sleep(100);
+      await sleep(100); // real wait: between probes of a real server through the proxy
     }
     return { ms: Number.POSITIVE_INFINITY, reference: '', fates };
   };
@@ -103,7 +104,7 @@ async function loadWithPartition(children: readonly ChildReceiver[], ports: numb
       partition = (async () => {
         if (form === 'pause') proxy.stall();
         else proxy.blackhole();
-        await sleep(PARTITION_MS);
+        await sleep(PARTITION_MS); // real wait: the partition (a real socket, stalled or blackholed) lasts this long
         proxy.restore();
         const healedAt = performance.now();
         const probed = await Promise.all(ports.map((port) => probe(port, healedAt)));
@@ -222,16 +223,14 @@ describe.skipIf(!sharedRedis || !redisServer || !pgServer)('a partition that dro
         try {
           const r = await loadWithPartition([web, worker], [web.port], proxy, names.run, form);
           // The worker: how long after the heal the first event the web took after it has its effect.
-          const workerBack = await until(async () => !alive(worker) || (await countPg(pool, names.run)).has(r.firstAfterHeal[0]!), 60_000, () => 'no effect of the first event after the heal', 100).then(
+          const workerBack = await until(async () => !alive(worker) || (await countPg(pool, names.run)).has(r.firstAfterHeal[0]!), { timeoutMs: 60_000, intervalMs: 100, what: 'the first event after the heal to take effect' }).then(
             () => Math.round(performance.now() - r.healedAt),
             () => Number.POSITIVE_INFINITY,
           );
           const references = r.fates.map((f) => f.reference);
           const drained = await until(
             async () => ![web, worker].every(alive) || ((await countPg(pool, names.run)).size >= references.length && (await view.unfinished()) === 0),
-            60_000,
-            async () => `effects ${(await countPg(pool, names.run)).size}/${references.length}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}`,
-            250,
+            { timeoutMs: 60_000, intervalMs: 250, what: async () => `the drain: effects ${(await countPg(pool, names.run)).size}/${references.length}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}` },
           ).then(() => 'drained', (e: Error) => e.message);
           const counted = await countPg(pool, names.run);
           console.info(`[faults:partition] ${engine} ${form}: web recovered in ${r.recoveryMs.join(', ')} ms, worker in ${workerBack} ms, ${r.resent} resent, ${r.seconds} s, jobs ${JSON.stringify(await view.states())}`, tally(r.fates));

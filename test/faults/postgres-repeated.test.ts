@@ -3,7 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChild, startReceiver, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
-import { engineView, queueEnv, runNames, until, WEB, WORKER } from '../queue/helpers.js';
+import { engineView, queueEnv, runNames, WEB, WORKER } from '../queue/helpers.js';
+import { until } from '../support/wait.js';
 import { startPostgres } from './postgres-server.js';
 import { serviceLoad, slowAnswers, tally, unacknowledged, withResend, type EventFate } from './service.js';
 
@@ -209,9 +210,7 @@ describe.skipIf(!server)('PostgreSQL ends every connection, again and again unde
       const drained = await until(
         // A dead process fails the test below: no need to wait for a drain that cannot come.
         async () => ![web, worker].every(alive) || ((await countPg(pool, names.run)).size === EVENTS && (await view.unfinished()) === 0),
-        60_000,
-        async () => `effects ${(await countPg(pool, names.run)).size}/${EVENTS}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}`,
-        500,
+        { timeoutMs: 60_000, intervalMs: 500, what: async () => `the drain: effects ${(await countPg(pool, names.run)).size}/${EVENTS}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}` },
       ).then(() => 'drained', (e: Error) => e.message);
       const lived = [web, worker].map(alive);
       const effects = await countPg(pool, names.run);

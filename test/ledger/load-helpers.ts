@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createReceiver, type Ledger, type LedgerEntry, type LedgerQuery, type LogLevel, type Receiver, type Store } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import { createEvent, seededRandom, signedBody, type SignedBody } from '@payhook/testing';
+import { until } from '../support/wait.js';
 
 export const SECRET = 'whsec_ledger_load';
 export const EVENTS = 7_000;
@@ -198,12 +199,10 @@ export async function listAll(ledger: Ledger, query: LedgerQuery = {}): Promise<
 
 /** Poll until the ledger holds `count` records (or more), for at most `ms`; the records as last read. */
 export async function caughtUp(ledger: Ledger, count: number, ms: number): Promise<LedgerEntry[]> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const all = await listAll(ledger);
-    if (all.length >= count || Date.now() > end) return all;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  let all: LedgerEntry[] = [];
+  // The caller reports a shortfall with the records it gets: no throw.
+  await until(async () => (all = await listAll(ledger)).length >= count, { timeoutMs: ms, intervalMs: 25, what: `${count} ledger records` }).catch(() => {});
+  return all;
 }
 
 /** `status outcome` per attempt, sorted, by reference. */

@@ -10,6 +10,7 @@ import type { LedgerEntry } from '@payhook/core';
 import { countPg, effectsTable } from '../effects.js';
 import { merchants, SECRET, start, type Started } from '../reference/helpers.js';
 import { requirePostgres } from '../services.js';
+import { until } from '../support/wait.js';
 
 const pgUrl = await requirePostgres();
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,13 +36,6 @@ async function node(argv: string[], extraEnv: Record<string, string> = {}) {
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
-const until = async (check: () => Promise<boolean> | boolean, ms: number, what: string) => {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 /**
  * The reference service delivers to a running app whose handlers fail: payments are refused with
@@ -82,10 +76,10 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
       expect((await ref.call('POST', `/_sandbox/transactions/${reference}/${action}`)).status).toBe(200);
     }
     const deliveries = () => references.flatMap((reference) => ref.service.deliveries({ reference }));
-    await until(() => deliveries().length === 3 && deliveries().every((d) => d.state === 'delivered'), 10_000, 'three deliveries answered 2xx');
+    await until(() => deliveries().length === 3 && deliveries().every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 50, what: 'three deliveries answered 2xx' });
     // The ledger has the cancellation's late failure once its handler ended.
     const ledger = app.store.ledger!;
-    await until(async () => (await ledger.list({ deadLetters: 'open' })).length === 3, 10_000, 'three dead letters');
+    await until(async () => (await ledger.list({ deadLetters: 'open' })).length === 3, { timeoutMs: 10_000, intervalMs: 50, what: 'three dead letters' });
 
     const listed = await payhook(['dead-letters', 'list']);
     expect(listed.stderr).toBe('');

@@ -12,8 +12,6 @@ export const WORKER = fileURLToPath(new URL('./children/worker.ts', import.meta.
 export const ENGINES = ['bullmq', 'pg-boss'] as const;
 export type Engine = (typeof ENGINES)[number];
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /**
  * Names unique to one run of one engine: the queue (letters, digits and `-` suit both BullMQ and
  * pg-boss), the store's table, and the run id the worker records effects under.
@@ -50,15 +48,6 @@ export function onLines(child: ChildReceiver, onLine: (line: string) => void): v
       buffered = buffered.slice(nl + 1);
     }
   });
-}
-
-/** Poll `check` (a real condition) until it holds; throws with `describe()` after `timeoutMs`. */
-export async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, describe: () => string | Promise<string>, everyMs = 200): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms: ${await describe()}`);
-    await sleep(everyMs);
-  }
 }
 
 /** What a test asks of the engine's own records, the same for BullMQ and pg-boss. */

@@ -8,7 +8,8 @@ import { countPg, effectsTable } from '../effects.js';
 import { merchants, SECRET, start, type Started } from '../reference/helpers.js';
 import { requirePostgres, requireRedis } from '../services.js';
 import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
-import { ENGINES, engineView, queueEnv, runNames, until, WEB, WORKER, type EngineView } from './helpers.js';
+import { ENGINES, engineView, queueEnv, runNames, WEB, WORKER, type EngineView } from './helpers.js';
+import { until } from '../support/wait.js';
 
 /** The web processes' lease and budget: A is killed well within its budget (so it never answers), and B's 409 comes well within A's lease. */
 const LEASE_MS = 3_000;
@@ -101,7 +102,7 @@ describe.each(ENGINES)('kill -9 of a web process between claim and enqueue on %s
     const key = `${event.mode}:${event.reference}:${event.event}`;
     const queued = queuedKey(key);
     // The service's first attempt lost its connection with A: no answer, a retry in a minute.
-    await until(() => delivery.attempts.length === 1, 10_000, () => `attempts ${JSON.stringify(delivery.attempts)}`);
+    await until(() => delivery.attempts.length === 1, { timeoutMs: 10_000, intervalMs: 200, what: () => `attempts ${JSON.stringify(delivery.attempts)}` });
     expect(answerOf(delivery, 0)).toBe('network');
     expect(delivery.state).toBe('retrying');
     // A died holding the claim, before anything was enqueued.
@@ -110,16 +111,16 @@ describe.each(ENGINES)('kill -9 of a web process between claim and enqueue on %s
 
     // +1 minute of the service's time (real time: A's lease still holds): B answers 409.
     await ref.service.clock.advance(MINUTE);
-    await until(() => delivery.attempts.length === 2, 10_000, () => `attempts ${JSON.stringify(delivery.attempts)}`);
+    await until(() => delivery.attempts.length === 2, { timeoutMs: 10_000, intervalMs: 200, what: () => `attempts ${JSON.stringify(delivery.attempts)}` });
     expect(answerOf(delivery, 1)).toBe('409 in-progress');
     expect(delivery.state).toBe('retrying');
     expect(await view.jobsFor(key)).toBe(0);
 
     // A's lease lapses on Postgres's clock (the store then reads the claim as released).
-    await until(async () => (await store.get(queued))?.state === 'released', 3 * LEASE_MS, async () => `queued key ${JSON.stringify(await store.get(queued))}`);
+    await until(async () => (await store.get(queued))?.state === 'released', { timeoutMs: 3 * LEASE_MS, intervalMs: 200, what: async () => `queued key ${JSON.stringify(await store.get(queued))}` });
     // +2 minutes: the service's next retry; B takes the claim over and enqueues.
     await ref.service.clock.advance(2 * MINUTE);
-    await until(() => delivery.attempts.length === 3, 10_000, () => `attempts ${JSON.stringify(delivery.attempts)}\n${b.stderr()}`);
+    await until(() => delivery.attempts.length === 3, { timeoutMs: 10_000, intervalMs: 200, what: () => `attempts ${JSON.stringify(delivery.attempts)}\n${b.stderr()}` });
     expect(answerOf(delivery, 2), b.stderr()).toBe('200 queued');
     expect(delivery.state).toBe('delivered');
     expect(await store.get(queued)).toMatchObject({ state: 'done', attempt: 2 });
@@ -129,13 +130,13 @@ describe.each(ENGINES)('kill -9 of a web process between claim and enqueue on %s
     expect(resent.status).toBe(201);
     const copy = ref.service.deliveries({ reference }).find((d) => d.resendOf === delivery.id)!;
     await ref.service.clock.advance(0);
-    await until(() => copy.attempts.length === 1, 10_000, () => `attempts ${JSON.stringify(copy.attempts)}`);
+    await until(() => copy.attempts.length === 1, { timeoutMs: 10_000, intervalMs: 200, what: () => `attempts ${JSON.stringify(copy.attempts)}` });
     expect(answerOf(copy, 0)).toBe('200 duplicate');
     expect(copy.state).toBe('delivered');
 
     // The worker runs the event: its transactional effect commits with the event's done record.
-    await until(async () => (await store.get(key))?.state === 'done', 20_000, async () => `event key ${JSON.stringify(await store.get(key))}\n${worker.stderr()}`);
-    await until(async () => (await view.unfinished()) === 0, 20_000, async () => `jobs ${JSON.stringify(await view.states())}`);
+    await until(async () => (await store.get(key))?.state === 'done', { timeoutMs: 20_000, intervalMs: 200, what: async () => `event key ${JSON.stringify(await store.get(key))}\n${worker.stderr()}` });
+    await until(async () => (await view.unfinished()) === 0, { timeoutMs: 20_000, intervalMs: 200, what: async () => `jobs ${JSON.stringify(await view.states())}` });
     // The rest of the service's schedule: nothing more is sent.
     await ref.service.clock.advance(15 * MINUTE);
     expect(ref.service.deliveries({ reference }).map((d) => `${d.state} ${d.attempts.length}`)).toEqual(['delivered 3', 'delivered 1']);

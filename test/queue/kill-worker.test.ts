@@ -6,7 +6,8 @@ import { createEvent, signedBody } from '@payhook/testing';
 import { post, startChild, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
 import { requirePostgres, requireRedis } from '../services.js';
-import { ENGINES, engineView, onLines, queueEnv, runNames, sleep, until, WEB, WORKER, type EngineView } from './helpers.js';
+import { ENGINES, engineView, onLines, queueEnv, runNames, WEB, WORKER, type EngineView } from './helpers.js';
+import { sleep, until } from '../support/wait.js';
 
 const SECRET = 'whsec_kill_worker';
 const EVENTS = 300;
@@ -130,7 +131,7 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
       /** Deliver as the service would: retry anything but a 2xx, a few times. */
       const deliver = async (e: (typeof events)[number]) => {
         for (let attempt = 0; attempt < 10; attempt++) {
-          if (attempt > 0) await sleep(250);
+          if (attempt > 0) await sleep(250); // real wait: the service's pause between retries to a real server
           const a = await post(web.port, e.body, e.headers).then((r) => `${r.status} ${r.outcome}`, () => 'network');
           answers[a] = (answers[a] ?? 0) + 1;
           if (a.startsWith('2')) return;
@@ -158,7 +159,7 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
           posted += batch.length;
           await Promise.all(batch.map(deliver));
           const afterPoint = await point;
-          await sleep(Math.random() * 150);
+          await sleep(Math.random() * 150); // real wait: the kill lands somewhere in a real process's handler
           await w.child.kill9();
           kills.push({ pid: w.pid, afterPoint });
           w = await spawnWorker();
@@ -180,12 +181,12 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
       await until(async () => {
         const c = await counted();
         return events.every((e) => c.has(e.reference));
-      }, 150_000, async () => {
+      }, { timeoutMs: 150_000, intervalMs: 200, what: async () => {
         const c = await counted();
         return `${events.filter((e) => c.has(e.reference)).length} of ${EVENTS} events' effects; jobs ${JSON.stringify(await view.states())}; dead letters ${await view.deadLetters()}\n${[...children].map((c) => c.stderr()).join('').slice(-3000)}`;
-      });
+      } });
       const effectsAt = performance.now();
-      await until(async () => (await view.unfinished()) === 0, 60_000, async () => `jobs ${JSON.stringify(await view.states())}`);
+      await until(async () => (await view.unfinished()) === 0, { timeoutMs: 60_000, intervalMs: 200, what: async () => `jobs ${JSON.stringify(await view.states())}` });
       const drainedAt = performance.now();
 
       // Exactly once: one row per event, no more, even after every job finished.

@@ -5,7 +5,8 @@ import { startChild, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
 import { requirePostgres, requireRedis } from '../services.js';
 import { seededRandom } from '@payhook/testing';
-import { engineView, until, WEB, WORKER, type Engine, type EngineView } from './helpers.js';
+import { engineView, WEB, WORKER, type Engine, type EngineView } from './helpers.js';
+import { until } from '../support/wait.js';
 import { answerProblems, errorKinds, planLoad, send, tallyAnswers, type LoadPlan } from './load-helpers.js';
 
 const SECRET = 'whsec_queue_load';
@@ -120,8 +121,7 @@ describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (eng
           lastDone = await done();
           return lastDone >= EVENTS;
         },
-        DRAIN_TIMEOUT_MS,
-        async () => `${lastDone} of ${EVENTS} events processed; queue ${JSON.stringify(await endOf(queue))}\n${stderr()}`,
+        { timeoutMs: DRAIN_TIMEOUT_MS, intervalMs: 200, what: async () => `the drain: ${lastDone} of ${EVENTS} events processed; queue ${JSON.stringify(await endOf(queue))}\n${stderr()}` },
       );
       const drainedMs = performance.now() - started;
       console.log(`${log}: all ${EVENTS} processed ${(drainedMs / 1000).toFixed(1)} s after the first delivery (${((drainedMs - sentMs) / 1000).toFixed(1)} s after the last answer, ${doneWhenSent} done by then), ${Math.round(EVENTS / (drainedMs / 1000))} events/s`);
@@ -154,7 +154,7 @@ describe.each(['bullmq', 'pg-boss'] as const)('the queue under load on %s', (eng
       // The queue ended with one completed job per event and no dead letters.
       // (An engine marks a job completed a moment after its handler's transaction commits.)
       let end: QueueEnd = await endOf(queue);
-      await until(async () => (end = await endOf(queue)).jobs.completed === EVENTS, 30_000, () => `queue ${JSON.stringify(end)}`).catch(() => {});
+      await until(async () => (end = await endOf(queue)).jobs.completed === EVENTS, { timeoutMs: 30_000, intervalMs: 200, what: () => `queue ${JSON.stringify(end)}` }).catch(() => {});
       console.log(`${log}: queue at the end`, end);
       expect(end.deadLetters).toBe(0);
       expect(end.jobs).toEqual({ completed: EVENTS });

@@ -3,6 +3,7 @@ import { createEvent, signedBody } from '@payhook/testing';
 import { expect } from 'vitest';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET } from './app/matrix-app.mjs';
+import { until } from '../support/wait.js';
 
 export interface Runs {
   started: number;
@@ -60,7 +61,7 @@ export async function expectCoreCases(target: MatrixTarget, options: CaseOptions
   if (options.lateFinishes === false) return;
   const slow = slowEvent();
   expect((await post(target.webhooks, slow)).status).toBe(202);
-  expect(await until(() => runsOf(target, slow), (runs) => runs.finished >= 1 && runs.record?.state === 'done')).toMatchObject({
+  expect(await lateRuns(target, slow, (runs) => runs.finished >= 1 && runs.record?.state === 'done')).toMatchObject({
     started: 1,
     finished: 1,
     record: { state: 'done', outcome: 'ok' },
@@ -71,15 +72,10 @@ export async function expectCoreCases(target: MatrixTarget, options: CaseOptions
 export const slowEvent = () => createEvent('payment.success', { merchantReference: `slow-${crypto.randomUUID()}` });
 
 /**
- * Read `read()` until `done` holds of it, for at most 10 s, and give the last reading. The work
- * goes on in another process, on its own clock: polling is how to see it from here.
+ * Read the runs of `event` until `done` holds of them (at most 10 s), and give them. The handler
+ * runs in another process, on its own clock: polling is how to see it from here.
  */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  let value = await read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    value = await read();
-  }
-  return value;
+export async function lateRuns(target: MatrixTarget, event: Parameters<typeof defaultDedupeKey>[0], done: (runs: Runs) => boolean): Promise<Runs> {
+  let last: Runs | undefined;
+  return until(async () => done((last = await runsOf(target, event))) && last, { timeoutMs: 10_000, intervalMs: 100, what: () => `the late handler's runs (last read: ${JSON.stringify(last)})` });
 }

@@ -3,7 +3,8 @@ import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCoreCases, post, runsOf, slowEvent, until } from './cases.js';
+import { expectCoreCases, lateRuns, post, slowEvent } from './cases.js';
+import { until } from '../support/wait.js';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET } from './app/matrix-app.mjs';
 
@@ -87,9 +88,10 @@ for (const version of ['14', '15', '16']) {
         const sentAt = Date.now();
         expect((await post(hook.webhooks, slow)).status).toBe(202);
         const answeredAt = Date.now();
-        const runs = await until(() => runsOf(hook, slow), (r) => r.record?.state === 'done');
+        const runs = await lateRuns(hook, slow, (r) => r.record?.state === 'done');
         expect(runs).toMatchObject({ started: 1, finished: 1, record: { state: 'done', outcome: 'ok' } });
-        const held = await until(platform, (list) => list.every((p) => p.settledAt !== null));
+        let list: Awaited<ReturnType<typeof platform>> = [];
+        const held = await until(async () => (list = await platform()).every((p) => p.settledAt !== null) && list, { timeoutMs: 10_000, intervalMs: 100, what: () => `every promise handed to waitUntil to settle (${JSON.stringify(list)})` });
         if (hasAfter) {
           // Next's own promises settle within milliseconds; payhook's, handed over during the delivery, outlives the 202.
           const during = held.slice(before).filter((p) => p.givenAt >= sentAt && p.givenAt <= answeredAt);

@@ -4,10 +4,10 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from '../support/wait.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // Used only to wait for another process's build lock: the time another process takes cannot be moved.
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const EXAMPLES = ['express', 'fastify', 'hono', 'next'] as const;
 export type ExampleName = (typeof EXAMPLES)[number];

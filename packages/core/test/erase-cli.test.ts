@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { main } from '../src/cli.js';
 import { receiver, store } from './fixtures/erase-app.js';
+import { until } from '../../../test/support/wait.js';
 
 const app = fileURLToPath(new URL('./fixtures/erase-app.ts', import.meta.url));
 
@@ -13,7 +14,7 @@ describe('payhook deliveries erase', () => {
     await send('E1', 'ada@example.com', null);
     await send('E2', null, '+234 801 000 0009');
     await send('E3', 'bob@example.com', null);
-    await new Promise((r) => setTimeout(r, 20));
+    await until(async () => (await store.ledger!.list()).length === 3, { what: 'the three deliveries in the ledger' });
     const out = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
       expect(await main(['deliveries', 'erase', '--email', 'ADA@example.com', '--app', app])).toBe(0);

@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type Ledger, type LedgerEntry } from '../src/index.js';
+import { until } from '../../../test/support/wait.js';
 
 const secret = 'whsec_ledger';
 const quiet = { info() {}, warn() {}, error() {} };
-/** The ledger writes after the answer, in a later turn: let it. */
-const written = () => new Promise<void>((r) => setTimeout(r, 20));
+/** The ledger writes after the answer, in a later turn: wait until it holds `count` records that match `query`. */
+const holds = (ledger: Ledger, count: number, query: Parameters<Ledger['list']>[0] = {}) =>
+  until(async () => (await ledger.list(query)).length === count, { what: `${count} ledger records matching ${JSON.stringify(query)}` });
 
 function setup(ledger: { body?: 'keep' | 'hash' } | true = true, budgetMs = 200) {
   const clock = manualClock(1_700_000_000_000);
@@ -29,7 +31,7 @@ describe('the ledger', () => {
     expect(await send(signedRequest(event, { secret }))).toBe('200 duplicate');
     expect(await send(signedRequest(event, { secret: 'whsec_other' }))).toBe('401 unauthorized');
     expect(await send(new Request('http://x/', { method: 'GET' }))).toBe('405 method-not-allowed');
-    await written();
+    await holds(ledger, 4);
     const all = await ledger.list();
     expect(all.map((e) => e.outcome)).toEqual(['method-not-allowed', 'unauthorized', 'duplicate', 'processed']);
     const [, bad, dup, first] = all as [LedgerEntry, LedgerEntry, LedgerEntry, LedgerEntry];
@@ -58,8 +60,8 @@ describe('the ledger', () => {
     await clock.advance(200);
     expect((await answer).status).toBe(202);
     await clock.advance(300);
-    await written();
-    const [entry] = await ledger.list({ reference: 'L2' });
+    // The late outcome is an update of the record, written after it.
+    const entry = await until(async () => (await ledger.list({ reference: 'L2' })).find((e) => e.late), { what: "L2's late outcome in the ledger" });
     expect(entry).toMatchObject({ outcome: 'accepted', status: 202, late: { outcome: 'failed', error: 'the warehouse is down' }, deadLetter: { reason: 'late-failed' } });
     expect(entry!.late!.durationMs).toBe(500);
     expect(reports.filter((r) => r.deliveryId === entry!.id).map((r) => `${r.outcome}${r.late ? ' late' : ''}`)).toEqual(['accepted', 'failed late']);
@@ -75,7 +77,7 @@ describe('the ledger', () => {
       if (!fixed) throw new NonRetriableError('unknown order');
     });
     expect(await send(signedRequest(createEvent('payment.success', { reference: 'L3' }), { secret }))).toBe('200 rejected');
-    await written();
+    await holds(ledger, 1, { deadLetters: 'open' });
     const [dead] = await ledger.list({ deadLetters: 'open' });
     expect(dead).toMatchObject({ reference: 'L3', outcome: 'rejected', error: 'unknown order', deadLetter: { reason: 'rejected' } });
 
@@ -101,7 +103,7 @@ describe('the ledger', () => {
     const late = send(signedRequest(createEvent('payment.success', { reference: 'late' }), { secret }));
     await clock.advance(300);
     expect(await late).toBe('202 accepted');
-    await written();
+    await holds(ledger, 3, { deadLetters: 'open' });
     expect((await ledger.list({ deadLetters: 'open' })).map((e) => e.reference)).toEqual(['late', 'D2', 'D1']);
 
     fixed = true;
@@ -121,7 +123,7 @@ describe('the ledger', () => {
     const { store, ledger, receiver, send } = setup();
     receiver.on('payment.success', () => {});
     expect(await send(signedRequest(createEvent('payment.success', { reference: 'L4' }), { secret }))).toBe('200 processed');
-    await written();
+    await holds(ledger, 1, { reference: 'L4' });
     const [entry] = await ledger.list({ reference: 'L4' });
     const rotated = createReceiver({ secret: 'whsec_new', store, logger: quiet }).on('payment.success', () => {});
     const r = await rotated.replay(entry!.id, { force: true });
@@ -135,7 +137,7 @@ describe('the ledger', () => {
     const request = signedRequest(createEvent('payment.success', { reference: 'L5' }), { secret });
     const bytes = new Uint8Array(await request.clone().arrayBuffer());
     await send(request);
-    await written();
+    await holds(ledger, 1);
     const [entry] = await ledger.list();
     const expected = Buffer.from(await crypto.subtle.digest('SHA-256', bytes)).toString('hex');
     expect(entry).toMatchObject({ bodySha256: expected });
@@ -153,7 +155,7 @@ describe('the ledger', () => {
     });
     const event = createEvent('payment.refunded', { reference: 'L6' });
     expect((await receiver.dispatch(event)).outcome).toBe('failed');
-    await written();
+    await holds(ledger, 1, { deadLetters: 'open' });
     const [dead] = await ledger.list({ deadLetters: 'open' });
     expect(dead).toMatchObject({ source: 'reconcile', signature: 'not-checked', deadLetter: { reason: 'reconcile-failed' } });
     fixed = true;
@@ -179,7 +181,7 @@ describe('the ledger', () => {
     const receiver = createReceiver({ secret, store, logger: { info() {}, warn() {}, error: (_f: unknown, m: string) => void errors.push(m) } }).on('payment.success', () => {});
     const r = await receiver.handle(signedRequest(createEvent('payment.success'), { secret }));
     expect(r.status).toBe(200);
-    await written();
+    await until(() => errors.length > 0, { what: "the writer's error line" });
     expect(errors).toEqual([expect.stringMatching(/the ledger could not record 1 deliveries; they are missing from it/)]);
   });
 

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedBody } from '@payhook/testing';
 import { createReceiver, type DeliveryReport } from '../src/index.js';
 import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node.js';
+import { until } from '../../../test/support/wait.js';
 
 const secret = 'whsec_node_bridge';
 const servers: http.Server[] = [];
@@ -153,6 +154,7 @@ describe('a body that never ends', () => {
     const runs: string[] = [];
     const receiver = createReceiver({ secret, clock, bodyTimeoutMs: 5_000, logger: { warn() {}, error() {} } }).onAny((e) => void runs.push(e.reference));
     const { port } = await serve(toNodeListener(receiver));
+    const timers = clock.pending();
     const answer = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
       const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' } }, (res) => {
         res.resume();
@@ -161,8 +163,8 @@ describe('a body that never ends', () => {
       req.on('error', reject);
       req.write('{'); // and nothing more
     });
-    // Real wait: until the bytes have crossed the socket and the bridge is reading.
-    await new Promise((r) => setTimeout(r, 50));
+    // Until the request has crossed the socket and the bridge is reading: its body deadline is set on the clock.
+    await until(() => clock.pending() > timers, { what: "the bridge's body deadline on the receiver clock" });
     let answered = false;
     void answer.then(() => (answered = true));
     await clock.advance(4_999);

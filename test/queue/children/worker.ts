@@ -19,12 +19,12 @@ import type { PayhookBullmqQueue } from '@payhook/queue-bullmq';
 import type { DeliveryReport, EventHandler } from '@payhook/core';
 import pg from 'pg';
 import { engine, env, queue, store, url } from './queue.js';
+import { sleep } from '../../support/wait.js';
 
 const run = env('CHILD_RUN');
 const effect = env('CHILD_EFFECT', 'transactional');
 const [lo, hi] = env('CHILD_HANDLER_MS', '0').split('-').map(Number) as [number, number?];
 const handlerMs = () => (hi === undefined ? lo : lo + Math.random() * (hi - lo));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const announce = process.env.CHILD_POINT === '1';
 const insert = 'insert into payhook_test_effects (run, key, attempt, pid) values ($1, $2, $3, $4)';
 const effects = new pg.Pool({ connectionString: url, max: 2 });
