@@ -71,7 +71,9 @@ export default defineConfig({
         test: {
           name: 'lowest-peers',
           include: ['test/store-redis.test.ts', 'test/ledger-redis.test.ts', 'test/queue/conformance.test.ts', 'test/peers.test.ts'],
-          provide: { peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest'), 'pg-boss': versionOf('pg-boss-lowest') } },
+          provide: {
+            peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest'), 'pg-boss': versionOf('pg-boss-lowest') },
+          },
           maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },

@@ -54,7 +54,11 @@ const d = makeDeliveries();
 await selfCheck(modules, d);
 const c = makeContenders(modules, d);
 const row = (key, kind, of = key, input = undefined, label = CONTENDERS[of].label) => ({
-  key, kind, label, async: CONTENDERS[of].async, fn: c[of](key, input),
+  key,
+  kind,
+  label,
+  async: CONTENDERS[of].async,
+  fn: c[of](key, input),
 });
 const ROWS = [
   row('process', 'targeted'),
@@ -71,7 +75,8 @@ const ROWS = [
 const byKey = Object.fromEntries(ROWS.map((r) => [r.key, r]));
 const checkCounts = () => {
   for (const [name, n] of Object.entries(c.counts)) {
-    if (n.handled !== n.calls) throw new Error(`[bench] ${name}: the handler ran ${n.handled} times in ${n.calls} iterations; the comparison would be unfair`);
+    if (n.handled !== n.calls)
+      throw new Error(`[bench] ${name}: the handler ran ${n.handled} times in ${n.calls} iterations; the comparison would be unfair`);
   }
 };
 
@@ -92,7 +97,11 @@ c.resign();
 // Interleaved in groups: the targeted three alone, then the web-standard pair, then the peers. All
 // seven in one loop lets the Request/Response rows' garbage land on whoever runs next.
 // processOtelNoop joins the first group, so it is timed in the same chunks as process.
-const cpuGroups = [['process', ...(withOtel ? ['processOtelNoop'] : []), 'floor', 'octokit'], ['handle', 'webStandard'], ['stripe', 'svix']];
+const cpuGroups = [
+  ['process', ...(withOtel ? ['processOtelNoop'] : []), 'floor', 'octokit'],
+  ['handle', 'webStandard'],
+  ['stripe', 'svix'],
+];
 const perDelivery = {};
 for (const group of cpuGroups) Object.assign(perDelivery, await cpuTimeCheck(group.map((k) => byKey[k])));
 const cpu = { perDelivery, ...targetRatios(perDelivery, TARGETS) };
@@ -100,9 +109,10 @@ checkCounts();
 
 // Where the time goes, when a target is missed (wall time or CPU time) or asked for.
 const force = !!process.env.BENCH_PROFILE;
-const profileShares = force || !wall.met.octokit || !wall.met.floor || !cpu.met.octokit || !cpu.met.floor
-  ? await profilePipeline(c.process('profile'), { coreUrl: pathToFileURL(distDir).href })
-  : undefined;
+const profileShares =
+  force || !wall.met.octokit || !wall.met.floor || !cpu.met.octokit || !cpu.met.floor
+    ? await profilePipeline(c.process('profile'), { coreUrl: pathToFileURL(distDir).href })
+    : undefined;
 let handleProfile;
 if (force || !wall.met.handleNet || !cpu.met.handleNet) {
   const fn = c.handle('profileHandle');

@@ -71,7 +71,12 @@ function startServer(framework) {
     const timer = setTimeout(() => reject(new Error(`[bench] ${framework} server not ready in 60 s:\n${output}`)), 60_000);
     const read = (chunk) => {
       output += chunk;
-      const port = framework === 'next' ? /Local:\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1] && /Ready in/.test(output) && /Local:\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)[1] : /\{"port":(\d+)/.exec(output)?.[1];
+      const port =
+        framework === 'next'
+          ? /Local:\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1] &&
+            /Ready in/.test(output) &&
+            /Local:\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)[1]
+          : /\{"port":(\d+)/.exec(output)?.[1];
       if (port) {
         clearTimeout(timer);
         child.stdout.off('data', read);
@@ -172,7 +177,9 @@ for (const framework of FRAMEWORKS) {
         const r = await load_(server, route, SECONDS);
         runs[route].push(r);
         okTotal[route] += r.ok;
-        process.stderr.write(`[bench] ${framework} ${route} round ${round + 1}: ${fmt(r.rps)} req/s, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, server CPU ${fmt(r.cpuPerReq, 1)} µs/req\n`);
+        process.stderr.write(
+          `[bench] ${framework} ${route} round ${round + 1}: ${fmt(r.rps)} req/s, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, server CPU ${fmt(r.cpuPerReq, 1)} µs/req\n`,
+        );
       }
     }
     const after = await stats(server);
@@ -238,7 +245,7 @@ for (const r of results) {
   ratios.push(
     `- ${label[r.framework]} below target: the hand-written route's own runs vary by ${spread(r.floor.all).toFixed(2)}x (max / min) and payhook's by ${spread(r.payhook.all).toFixed(2)}x; ` +
       `the framework spends ${fmt(r.floor.cpuPerReq, 0)} µs of server CPU per request on the hand-written route, against about 30-40 µs for payhook's whole pipeline in the core bench, ` +
-      `so the gap is ${(r.payhook.cpuPerReq - r.floor.cpuPerReq >= 0 ? fmt(r.payhook.cpuPerReq - r.floor.cpuPerReq, 0) : 0)} µs of server CPU per request measured here. Rerun on a quiet machine (load average below the core count) before reading it as the adapter's cost.`,
+      `so the gap is ${r.payhook.cpuPerReq - r.floor.cpuPerReq >= 0 ? fmt(r.payhook.cpuPerReq - r.floor.cpuPerReq, 0) : 0} µs of server CPU per request measured here. Rerun on a quiet machine (load average below the core count) before reading it as the adapter's cost.`,
   );
 }
 const section = [
@@ -252,7 +259,7 @@ const section = [
   `- Load: autocannon in the bench process, the server in a child process (Next: the \`next start\` process tree), on 127.0.0.1; ${CONNECTIONS} connections, no pipelining; per route a ${WARMUP_SECONDS} s warm-up, then ${ROUNDS} runs of ${SECONDS} s, floor and payhook alternating (the order flips every round). req/s counts 2xx answers only; the figure is the median of the runs.`,
   `- Requests: ${N} distinct signed \`payment.success\` deliveries (${Math.min(...bodyBytes)}-${Math.max(...bodyBytes)} bytes, the payload of the core bench), each route rotating through them on its own with autocannon's \`setupRequest\`; the payhook receiver has \`memoryStore({ max: ${STORE_MAX} })\`, so a key is evicted long before it comes round again: every request is a new delivery that is claimed, handled and completed. Checked after the runs: handler runs = 2xx answers (up to the requests in flight when a run stops) on both routes.`,
   '- Routes, in one server per framework: the hand-written floor reads the raw body the way the framework documents it (Express `express.raw()`, Fastify a buffer content-type parser in an encapsulated scope, Hono and Next `await request.arrayBuffer()`), checks `sha256=` + hex with `createHmac` + `timingSafeEqual`, `JSON.parse`s, runs the same trivial handler and answers 200; the payhook route is the adapter (`payhookExpress`, `payhookFastify`, `payhookHono`, `payhookNext`) with the same handler registered with `onAny`.',
-  '- Server CPU / req: user + system CPU time of the server\'s process tree over the run (from /proc), divided by the 2xx answers: less sensitive than req/s to other work on the machine.',
+  "- Server CPU / req: user + system CPU time of the server's process tree over the run (from /proc), divided by the 2xx answers: less sensitive than req/s to other work on the machine.",
   '',
   ...table,
   '',

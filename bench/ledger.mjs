@@ -35,4 +35,5 @@ const line = (off, on, per) => {
 console.log(`node ${process.version}, ${rounds} rounds, medians of mitata's means`);
 line('off', 'on', 1);
 line('off x64', 'on x64', 64);
-for (const [name, n] of Object.entries(c.counts)) if (n.handled !== n.calls) throw new Error(`[bench] ${name}: ${n.handled} runs for ${n.calls} deliveries`);
+for (const [name, n] of Object.entries(c.counts))
+  if (n.handled !== n.calls) throw new Error(`[bench] ${name}: ${n.handled} runs for ${n.calls} deliveries`);

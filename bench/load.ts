@@ -72,7 +72,6 @@ export interface LoadResult {
   exampleOutput: string;
 }
 
-
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const rand = seededRandom(options.seed ?? 20261122);
   const duplicateCopies = Math.round(options.deliveries * (options.duplicateShare ?? 0.3));
@@ -111,7 +110,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const running = await service.listen({ port: 0, host: '127.0.0.1' });
   const app = await startExample(
     options.example,
-    { PORT: String(port), PAYHOOK_BASE_URL: running.url, PAYHOOK_API_KEY: API_KEY, PAYHOOK_WEBHOOK_SECRET: SECRET, DATABASE_URL: url.toString() },
+    {
+      PORT: String(port),
+      PAYHOOK_BASE_URL: running.url,
+      PAYHOOK_API_KEY: API_KEY,
+      PAYHOOK_WEBHOOK_SECRET: SECRET,
+      DATABASE_URL: url.toString(),
+    },
     300_000,
   );
   try {
@@ -185,7 +190,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         const order = (await (await fetch(`${app.url}/orders/${tx.merchantReference}`)).json()) as { events?: string[] };
         const got = [...(order.events ?? [])].sort();
         const want = EVENTS.slice(0, tx.events).slice().sort();
-        if (JSON.stringify(got) !== JSON.stringify(want)) wrong.push({ merchantReference: tx.merchantReference, events: order.events ?? [] });
+        if (JSON.stringify(got) !== JSON.stringify(want))
+          wrong.push({ merchantReference: tx.merchantReference, events: order.events ?? [] });
       }
       return wrong;
     };
@@ -224,7 +230,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       unanswered: deliveries.flatMap((d) =>
         d.attempts
           .filter((a) => a.status === null)
-          .map((a) => `${plan.find((t) => t.reference === d.reference)?.merchantReference} ${d.event} #${a.number} ${d.duplicateOf ? 'copy' : 'first'} ${a.error}`),
+          .map(
+            (a) =>
+              `${plan.find((t) => t.reference === d.reference)?.merchantReference} ${d.event} #${a.number} ${d.duplicateOf ? 'copy' : 'first'} ${a.error}`,
+          ),
       ),
       statuses: attempts.reduce<Record<string, number>>((acc, a) => {
         acc[String(a.status ?? 'none')] = (acc[String(a.status ?? 'none')] ?? 0) + 1;
@@ -280,7 +289,10 @@ async function main() {
 
 Measured by \`bench/load.ts\` (\`PAYHOOK_LOAD_DELIVERIES=${deliveries} ./node_modules/.bin/tsx bench/load.ts --write\`) on ${new Date().toISOString().slice(0, 10)}:
 Node ${process.version}, ${os.cpus().length} CPU (${os.cpus()[0]?.model.trim()}), PostgreSQL ${pgVersion} on loopback; load average
-at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}. Each example runs with its \`start\` script and \`DATABASE_URL\` (the Postgres
+at the end ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}. Each example runs with its \`start\` script and \`DATABASE_URL\` (the Postgres
 store, table \`payhook_example_deliveries\` in a fresh schema). The reference service (manual clock, in the same process as the
 script) sends the deliveries: transactions paid, refunded and refund-completed through sandbox control in random interleaving,
 30% of the deliveries extra copies (\`duplicate\` faults on random events, 1 to 3 copies each), a quarter of the transactions'
@@ -311,7 +323,8 @@ ${results.map(row).join('\n')}
     const start = text.indexOf('## Load\n');
     let next = start < 0 ? -1 : text.indexOf('\n## ', start + 1);
     if (next >= 0) next += 1;
-    const updated = start < 0 ? `${text.trimEnd()}\n\n${section}` : text.slice(0, start) + section + (next >= 0 ? `\n${text.slice(next)}` : '');
+    const updated =
+      start < 0 ? `${text.trimEnd()}\n\n${section}` : text.slice(0, start) + section + (next >= 0 ? `\n${text.slice(next)}` : '');
     writeFileSync(file, updated);
   }
   if (results.some((r) => r.wrongCounts.length > 0 || r.fivexx > 0 || r.doneRecords !== r.uniqueEvents)) process.exitCode = 1;

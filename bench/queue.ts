@@ -132,10 +132,18 @@ function configEnv(engine: Engine, id: string): Record<string, string> {
 
 const delivery = (reference: string) => {
   const body = JSON.stringify({
-    event: 'payment.success', mode: 'sandbox', reference, merchantReference: `order_${reference}`,
-    amount: '10.00', serviceFee: '0.30', currency: 'ETB', status: 'completed', paymentMethod: 'telebirr',
+    event: 'payment.success',
+    mode: 'sandbox',
+    reference,
+    merchantReference: `order_${reference}`,
+    amount: '10.00',
+    serviceFee: '0.30',
+    currency: 'ETB',
+    status: 'completed',
+    paymentMethod: 'telebirr',
     customer: { name: 'A', email: 'a@example.com', phone: '251900000000' },
-    paidAt: '2026-01-01T00:00:00.000Z', createdAt: '2026-01-01T00:00:00.000Z',
+    paidAt: '2026-01-01T00:00:00.000Z',
+    createdAt: '2026-01-01T00:00:00.000Z',
   });
   return { body, headers: { 'content-type': 'application/json', 'x-service-signature': sign(body, SECRET) } };
 };
@@ -198,15 +206,29 @@ interface AnswerRow {
 async function answerTime(pool: pg.Pool, label: string, engine: Engine | 'in-process'): Promise<AnswerRow> {
   await roomFor(pool, 2 * PER_CHILD + 4);
   const env = configEnv(engine === 'in-process' ? 'bullmq' : engine, `slow_${engine}`);
-  const web = await spawnChild(WEB, engine === 'in-process' ? { ...env, CHILD_IN_PROCESS: '1', CHILD_HANDLER_MS: String(SLOW_HANDLER_MS) } : env);
+  const web = await spawnChild(
+    WEB,
+    engine === 'in-process' ? { ...env, CHILD_IN_PROCESS: '1', CHILD_HANDLER_MS: String(SLOW_HANDLER_MS) } : env,
+  );
   const started = [web];
   try {
     if (engine !== 'in-process') {
-      started.push(await spawnChild(WORKER, { ...env, CHILD_HANDLER_MS: String(SLOW_HANDLER_MS), CHILD_EFFECT: 'plain', CHILD_CONCURRENCY: '4' }));
+      started.push(
+        await spawnChild(WORKER, { ...env, CHILD_HANDLER_MS: String(SLOW_HANDLER_MS), CHILD_EFFECT: 'plain', CHILD_CONCURRENCY: '4' }),
+      );
     }
     await send([web.port], `${env.QUEUE_NAME}_warm`, WARM_UP, WARM_UP);
     const r = await send([web.port], env.QUEUE_NAME!, SLOW_DELIVERIES, SLOW_IN_FLIGHT);
-    const row = { receiver: label, deliveries: SLOW_DELIVERIES, inFlight: SLOW_IN_FLIGHT, p50Ms: pct(r.ms, 50), p99Ms: pct(r.ms, 99), maxMs: Math.max(...r.ms), statuses: r.statuses, errors: r.errors };
+    const row = {
+      receiver: label,
+      deliveries: SLOW_DELIVERIES,
+      inFlight: SLOW_IN_FLIGHT,
+      p50Ms: pct(r.ms, 50),
+      p99Ms: pct(r.ms, 99),
+      maxMs: Math.max(...r.ms),
+      statuses: r.statuses,
+      errors: r.errors,
+    };
     log(row);
     return row;
   } finally {
@@ -251,7 +273,12 @@ async function throughput(effects: pg.Pool, engine: Engine, workers: number, rou
     const sent = await send(ports, run, EVENTS, IN_FLIGHT);
     const queued = (sent.statuses['200 queued'] ?? 0) + (warm.statuses['200 queued'] ?? 0);
     const acceptedPerSecond = (sent.statuses['200 queued'] ?? 0) / (sent.wallMs / 1000);
-    log(engine, `${workers} worker(s), round ${round}: accepted ${sent.statuses['200 queued'] ?? 0}/${EVENTS} at ${acceptedPerSecond.toFixed(0)}/s`, sent.statuses, sent.errors ? `${sent.errors} errors` : '');
+    log(
+      engine,
+      `${workers} worker(s), round ${round}: accepted ${sent.statuses['200 queued'] ?? 0}/${EVENTS} at ${acceptedPerSecond.toFixed(0)}/s`,
+      sent.statuses,
+      sent.errors ? `${sent.errors} errors` : '',
+    );
 
     // The web processes have nothing more to do: stop them, and their connections, before the workers start.
     await stopAll(webs);
@@ -266,7 +293,12 @@ async function throughput(effects: pg.Pool, engine: Engine, workers: number, rou
     const spawnedAt = Date.now();
     const ws = await Promise.all(
       Array.from({ length: workers }, () =>
-        spawnChild(WORKER, { ...env, CHILD_EFFECT: 'transactional', CHILD_HANDLER_MS: String(HANDLER_MS), CHILD_CONCURRENCY: String(CONCURRENCY) }),
+        spawnChild(WORKER, {
+          ...env,
+          CHILD_EFFECT: 'transactional',
+          CHILD_HANDLER_MS: String(HANDLER_MS),
+          CHILD_CONCURRENCY: String(CONCURRENCY),
+        }),
       ),
     );
     workerProcesses = ws;
@@ -275,7 +307,10 @@ async function throughput(effects: pg.Pool, engine: Engine, workers: number, rou
     await bull?.close();
     // Done records of the events (not of the web's `queued:` keys), each committed with its effect row: a small table to poll.
     const count = async () =>
-      Number((await effects.query(`select count(*)::int as n from "${env.CHILD_TABLE}" where state = 'done' and key not like 'queued:%'`)).rows[0].n);
+      Number(
+        (await effects.query(`select count(*)::int as n from "${env.CHILD_TABLE}" where state = 'done' and key not like 'queued:%'`))
+          .rows[0].n,
+      );
     const until = Date.now() + DRAIN_TIMEOUT_MS;
     let n = 0;
     while ((n = await count()) < queued && Date.now() < until) await sleep(200);
@@ -348,7 +383,8 @@ async function cleanUp(effects: pg.Pool | undefined) {
 
 // ---- Main -----------------------------------------------------------------------------------
 
-const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a');
+const fmt = (x: number, digits = 0) =>
+  Number.isFinite(x) ? x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a';
 const ms = (x: number) => (x >= 1000 ? `${fmt(x / 1000, 2)} s` : `${fmt(x, 1)} ms`);
 
 async function main() {
@@ -374,10 +410,13 @@ async function main() {
     const answers: AnswerRow[] = [];
     if (SLOW_DELIVERIES > 0) {
       answers.push(await answerTime(effects, 'in-process receiver (answers 202 at its 8 s budget)', 'in-process'));
-      for (const engine of ENGINES) answers.push(await answerTime(effects, `${engine === 'bullmq' ? 'BullMQ' : 'pg-boss'} handoff (200 queued)`, engine));
+      for (const engine of ENGINES)
+        answers.push(await answerTime(effects, `${engine === 'bullmq' ? 'BullMQ' : 'pg-boss'} handoff (200 queued)`, engine));
     }
 
-    log(`part 2, ${EVENTS} events per configuration to ${WEB_PROCESSES} web processes at ${IN_FLIGHT} in flight; workers of concurrency ${CONCURRENCY}, handler ${HANDLER_MS} ms`);
+    log(
+      `part 2, ${EVENTS} events per configuration to ${WEB_PROCESSES} web processes at ${IN_FLIGHT} in flight; workers of concurrency ${CONCURRENCY}, handler ${HANDLER_MS} ms`,
+    );
     const rows: ThroughputRow[] = [];
     // Rounds in alternating order (1 2 4, then 4 2 1; the engines interleaved), so that a machine
     // getting busier or quieter over the run does not pass for an effect of the worker count.
@@ -389,15 +428,32 @@ async function main() {
     const totalSeconds = (performance.now() - t0) / 1000;
     const inProcess = answers[0];
     const out: string[] = [];
-    if (inProcess) out.push(`Answer time, handlers of ${SLOW_HANDLER_MS / 1000} s: ${SLOW_DELIVERIES} deliveries, ${SLOW_IN_FLIGHT} in flight, keep-alive, loopback`, '');
-    if (inProcess) out.push('| receiver | p50 | p99 | answers | in-process / this, p50 | in-process / this, p99 |', '|---|---:|---:|---|---:|---:|');
+    if (inProcess)
+      out.push(
+        `Answer time, handlers of ${SLOW_HANDLER_MS / 1000} s: ${SLOW_DELIVERIES} deliveries, ${SLOW_IN_FLIGHT} in flight, keep-alive, loopback`,
+        '',
+      );
+    if (inProcess)
+      out.push('| receiver | p50 | p99 | answers | in-process / this, p50 | in-process / this, p99 |', '|---|---:|---:|---|---:|---:|');
     for (const a of answers) {
-      const answersText = Object.entries(a.statuses).map(([k, v]) => `${v} × ${k}`).join(', ') + (a.errors ? `, ${a.errors} errors` : '');
+      const answersText =
+        Object.entries(a.statuses)
+          .map(([k, v]) => `${v} × ${k}`)
+          .join(', ') + (a.errors ? `, ${a.errors} errors` : '');
       const ratio = (x: number, y: number) => (a === inProcess ? '1' : `${fmt(x / y, 0)}x`);
-      out.push(`| ${a.receiver} | ${ms(a.p50Ms)} | ${ms(a.p99Ms)} | ${answersText} | ${ratio(inProcess!.p50Ms, a.p50Ms)} | ${ratio(inProcess!.p99Ms, a.p99Ms)} |`);
+      out.push(
+        `| ${a.receiver} | ${ms(a.p50Ms)} | ${ms(a.p99Ms)} | ${answersText} | ${ratio(inProcess!.p50Ms, a.p50Ms)} | ${ratio(inProcess!.p99Ms, a.p99Ms)} |`,
+      );
     }
-    out.push('', `Throughput: ${EVENTS.toLocaleString('en-US')} events per configuration, ${WEB_PROCESSES} web processes at ${IN_FLIGHT} in flight; workers of concurrency ${CONCURRENCY}, handler ${HANDLER_MS} ms with a transactional effect row; mean of ${ROUNDS} round(s) (each round's figure in brackets)`, '');
-    out.push('| engine | workers | accepted/s | processed/s | processed/s vs 1 worker | processed / accepted |', '|---|---:|---:|---:|---:|---:|');
+    out.push(
+      '',
+      `Throughput: ${EVENTS.toLocaleString('en-US')} events per configuration, ${WEB_PROCESSES} web processes at ${IN_FLIGHT} in flight; workers of concurrency ${CONCURRENCY}, handler ${HANDLER_MS} ms with a transactional effect row; mean of ${ROUNDS} round(s) (each round's figure in brackets)`,
+      '',
+    );
+    out.push(
+      '| engine | workers | accepted/s | processed/s | processed/s vs 1 worker | processed / accepted |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const summary = ENGINES.flatMap((engine) =>
       WORKERS.map((workers) => {
@@ -414,19 +470,45 @@ async function main() {
         `| ${r.engine} | ${r.workers} | ${fmt(r.acceptedPerSecond)}${each(r.accepted)} | ${fmt(r.processedPerSecond)}${each(r.processed)} | ${one ? `${fmt(r.processedPerSecond / one.processedPerSecond, 2)}x` : 'n/a'} | ${fmt(r.processedPerSecond / r.acceptedPerSecond, 2)} |`,
       );
     }
-    const machine = `${os.cpus()[0]?.model.trim() ?? '?'}, ${os.cpus().length} logical cores, Node ${process.version}, load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at start, ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at end, ${fmt(totalSeconds)} s in all`;
+    const machine = `${os.cpus()[0]?.model.trim() ?? '?'}, ${os.cpus().length} logical cores, Node ${process.version}, load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at start, ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} at end, ${fmt(totalSeconds)} s in all`;
     out.push('', machine);
     console.log(out.join('\n'));
     const problems = rows.filter((r) => r.effects !== r.jobs || r.acceptErrors > 0 || (r.acceptStatuses['200 queued'] ?? 0) !== r.events);
     console.log(
       JSON.stringify(
-        { run: RUN, machine, totalSeconds, settings: { SLOW_DELIVERIES, SLOW_IN_FLIGHT, SLOW_HANDLER_MS, EVENTS, ROUNDS, IN_FLIGHT, WEB_PROCESSES, CONCURRENCY, HANDLER_MS, WORKERS, ENGINES }, answers, summary, throughput: rows },
+        {
+          run: RUN,
+          machine,
+          totalSeconds,
+          settings: {
+            SLOW_DELIVERIES,
+            SLOW_IN_FLIGHT,
+            SLOW_HANDLER_MS,
+            EVENTS,
+            ROUNDS,
+            IN_FLIGHT,
+            WEB_PROCESSES,
+            CONCURRENCY,
+            HANDLER_MS,
+            WORKERS,
+            ENGINES,
+          },
+          answers,
+          summary,
+          throughput: rows,
+        },
         null,
         2,
       ),
     );
     if (problems.length > 0) {
-      log('some configurations did not accept or process every event:', problems.map((p) => `${p.engine} w${p.workers} r${p.round}`).join(', '));
+      log(
+        'some configurations did not accept or process every event:',
+        problems.map((p) => `${p.engine} w${p.workers} r${p.round}`).join(', '),
+      );
       process.exitCode = 1;
     }
   } finally {

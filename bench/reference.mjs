@@ -29,14 +29,23 @@ function child(file) {
     proc.stdout.on('data', (c) => {
       out += c;
       const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line && out.includes('\n')) resolve({ info: JSON.parse(line), stop: () => new Promise((r) => (proc.once('exit', r), proc.kill('SIGTERM'))) });
+      if (line && out.includes('\n'))
+        resolve({ info: JSON.parse(line), stop: () => new Promise((r) => (proc.once('exit', r), proc.kill('SIGTERM'))) });
     });
     proc.once('exit', (code) => reject(new Error(`[bench] ${file} exited (${code}): ${out}`)));
   });
 }
 
 const initBody = (i) =>
-  JSON.stringify({ amount: '1500.00', currencyCode: 'ETB', customerPhone: '0911234567', merchantReference: `order-${i}`, firstName: 'Abebe', lastName: 'Kebede', email: 'abebe@example.com' });
+  JSON.stringify({
+    amount: '1500.00',
+    currencyCode: 'ETB',
+    customerPhone: '0911234567',
+    merchantReference: `order-${i}`,
+    firstName: 'Abebe',
+    lastName: 'Kebede',
+    email: 'abebe@example.com',
+  });
 
 // ---------------------------------------------------------------------------------------------
 // 1. initialize over HTTP: autocannon against `listen()` of a service in a child process
@@ -61,7 +70,14 @@ async function initializeRps() {
     });
     await autocannon(opts(2)); // warm-up
     const r = await autocannon(opts(SECONDS));
-    return { rps: r['2xx'] / r.duration, ok: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts, p50: r.latency.p50, p99: r.latency.p99 };
+    return {
+      rps: r['2xx'] / r.duration,
+      ok: r['2xx'],
+      non2xx: r.non2xx,
+      errors: r.errors + r.timeouts,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+    };
   } finally {
     await server.stop();
   }
@@ -122,7 +138,7 @@ async function deliveriesPerSecond() {
     if (delivered !== refs.length || received !== refs.length) {
       throw new Error(`[bench] deliveries: ${delivered} delivered, ${received} received, of ${refs.length}`);
     }
-    return { n: refs.length, wall, perSecond: refs.length / wall, cpuPerDelivery: ((cpu.user + cpu.system) / refs.length) };
+    return { n: refs.length, wall, perSecond: refs.length / wall, cpuPerDelivery: (cpu.user + cpu.system) / refs.length };
   } finally {
     service.close();
     await receiver.stop();
@@ -134,7 +150,12 @@ async function deliveriesPerSecond() {
 // ---------------------------------------------------------------------------------------------
 async function virtualClockRetries(withProfile) {
   // A closed port: never contacted, since every attempt is failed by a sandbox fault first.
-  const service = createReferenceService({ clock: 'manual', allowHttpCallbacks: true, rateLimit: { limit: 1e9 }, onError: (e) => console.error(e) });
+  const service = createReferenceService({
+    clock: 'manual',
+    allowHttpCallbacks: true,
+    rateLimit: { limit: 1e9 },
+    onError: (e) => console.error(e),
+  });
   const { apiKey } = service.generated;
   const refs = await createTransactions(service, apiKey, RETRY_TX, 'http://127.0.0.1:9/webhooks');
   const attempts = RETRY_TX * MAX_ATTEMPTS;
@@ -162,7 +183,12 @@ async function virtualClockRetries(withProfile) {
     const t0 = performance.now();
     await service.clock.advance(span);
     const cpu = process.cpuUsage(cpu0);
-    return { cpuS: (cpu.user + cpu.system) / 1e6, userS: cpu.user / 1e6, systemS: cpu.system / 1e6, wallS: (performance.now() - t0) / 1000 };
+    return {
+      cpuS: (cpu.user + cpu.system) / 1e6,
+      userS: cpu.user / 1e6,
+      systemS: cpu.system / 1e6,
+      wallS: (performance.now() - t0) / 1000,
+    };
   };
   let timing;
   let prof;
@@ -175,8 +201,11 @@ async function virtualClockRetries(withProfile) {
 
   const all = service.deliveries();
   const retries = all.reduce((s, d) => s + d.attempts.length - 1, 0);
-  const bad = all.filter((d) => d.state !== 'failed' || d.attempts.length !== MAX_ATTEMPTS || d.attempts.some((a) => !a.error?.startsWith('injected failure')));
-  if (all.length !== refs.length || bad.length) throw new Error(`[bench] retries: ${bad.length} of ${all.length} deliveries not failed after ${MAX_ATTEMPTS} injected failures`);
+  const bad = all.filter(
+    (d) => d.state !== 'failed' || d.attempts.length !== MAX_ATTEMPTS || d.attempts.some((a) => !a.error?.startsWith('injected failure')),
+  );
+  if (all.length !== refs.length || bad.length)
+    throw new Error(`[bench] retries: ${bad.length} of ${all.length} deliveries not failed after ${MAX_ATTEMPTS} injected failures`);
   service.close();
   return {
     tx: refs.length,

@@ -40,7 +40,12 @@ for (const f of files) {
   const [cmd, args] = f.endsWith('.ts')
     ? [path.join(root, 'node_modules/.bin/tsx'), [file]]
     : [process.execPath, [file, ...(EXTRA_ARGS[f] ?? [])]];
-  console.log(`\n[bench] ${f} (load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')})`);
+  console.log(
+    `\n[bench] ${f} (load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')})`,
+  );
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
   if (r.status !== 0) {
     failed++;

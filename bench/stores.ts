@@ -108,10 +108,18 @@ async function receiverThroughput(store: Store, concurrency = 32): Promise<numbe
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < until) {
         const body = JSON.stringify({
-          event: 'payment.success', mode: 'sandbox', reference: `bench_${run}_${n++}`, merchantReference: 'o',
-          amount: '10.00', serviceFee: '0.30', currency: 'ETB', status: 'completed', paymentMethod: 'telebirr',
+          event: 'payment.success',
+          mode: 'sandbox',
+          reference: `bench_${run}_${n++}`,
+          merchantReference: 'o',
+          amount: '10.00',
+          serviceFee: '0.30',
+          currency: 'ETB',
+          status: 'completed',
+          paymentMethod: 'telebirr',
           customer: { name: 'A', email: 'a@example.com', phone: '251900000000' },
-          paidAt: '2026-01-01T00:00:00.000Z', createdAt: '2026-01-01T00:00:00.000Z',
+          paidAt: '2026-01-01T00:00:00.000Z',
+          createdAt: '2026-01-01T00:00:00.000Z',
         });
         const r = await adapterOf(receiver).process({ method: 'POST', signature: sign(body, secret), body });
         if (r.status !== 200) throw new Error(`bench: receiver answered ${r.status}`);
@@ -125,9 +133,7 @@ async function receiverThroughput(store: Store, concurrency = 32): Promise<numbe
 const rows: Row[] = [];
 const pipeline: Record<string, number> = {};
 
-rows.push(
-  ...(await bench('memory', async () => ({ store: memoryStore(), trips: async () => NaN, done: async () => {} }))),
-);
+rows.push(...(await bench('memory', async () => ({ store: memoryStore(), trips: async () => NaN, done: async () => {} }))));
 pipeline.memory = await receiverThroughput(memoryStore());
 
 const admin = new Redis(REDIS_URL);
@@ -199,7 +205,10 @@ plus any other command the store's client sends) and by wrapping \`pool.query\` 
 | store | in flight | events/s | round trips / event | claim p50 (ms) | claim p99 (ms) |
 |---|---:|---:|---:|---:|---:|
 ${rows
-  .map((r) => `| ${r.store} | ${r.concurrency} | ${f(r.eventsPerSecond)} | ${r.roundTrips === null ? '0 (in process)' : f(r.roundTrips, 2)} | ${f(r.p50, 3)} | ${f(r.p99, 3)} |`)
+  .map(
+    (r) =>
+      `| ${r.store} | ${r.concurrency} | ${f(r.eventsPerSecond)} | ${r.roundTrips === null ? '0 (in process)' : f(r.roundTrips, 2)} | ${f(r.p50, 3)} | ${f(r.p99, 3)} |`,
+  )
   .join('\n')}
 
 Through the whole receiver (signature check, parse, claim, an empty handler, complete), 32 in

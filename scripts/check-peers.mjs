@@ -47,4 +47,6 @@ if (outside.length) {
   );
   process.exit(1);
 }
-console.log(`ok   every peer and dependency range covers npm's latest (${latest.size} asked${held.length ? `, ${held.length} held back` : ''})`);
+console.log(
+  `ok   every peer and dependency range covers npm's latest (${latest.size} asked${held.length ? `, ${held.length} held back` : ''})`,
+);

@@ -14,7 +14,9 @@ import { createReferenceService } from '@payhook/reference';
 import { createApp } from '../examples/express/src/app.js';
 import { keepHint, keepServing } from './demo/keep.js';
 
-const { values: args } = parseArgs({ options: { keep: { type: 'boolean' }, 'service-port': { type: 'string' }, 'shop-port': { type: 'string' } } });
+const { values: args } = parseArgs({
+  options: { keep: { type: 'boolean' }, 'service-port': { type: 'string' }, 'shop-port': { type: 'string' } },
+});
 const keep = args.keep === true;
 // With --keep, ports that stay the same from run to run (the reference CLI's and the examples'
 // defaults), so a bookmarked dashboard and a copied command still work; without it, free ones.
@@ -49,8 +51,14 @@ const service = createReferenceService({
     },
   ],
 });
-const { url: serviceUrl, close: closeService } = await service.listen({ port: servicePort, host: '127.0.0.1' }).catch((error: unknown) => taken(error, servicePort, 'service-port'));
-const env = { PAYHOOK_BASE_URL: serviceUrl, PAYHOOK_API_KEY: 'sk_test_demo_shop_key_000001', PAYHOOK_WEBHOOK_SECRET: 'whsec_demo_shop_secret' };
+const { url: serviceUrl, close: closeService } = await service
+  .listen({ port: servicePort, host: '127.0.0.1' })
+  .catch((error: unknown) => taken(error, servicePort, 'service-port'));
+const env = {
+  PAYHOOK_BASE_URL: serviceUrl,
+  PAYHOOK_API_KEY: 'sk_test_demo_shop_key_000001',
+  PAYHOOK_WEBHOOK_SECRET: 'whsec_demo_shop_secret',
+};
 
 // The shop logs through pino, as it would in production. Each line pino writes is narrated, then
 // shown as it is: what `pnpm --dir examples/express start` prints, one JSON line per delivery.
@@ -142,10 +150,18 @@ await service.clock.advance(0);
 check((await order('order-1003')).events.length === 0, 'the shop never heard of the payment');
 const background = createClient({ apiKey: env.PAYHOOK_API_KEY, baseUrl: serviceUrl, priority: 'background' });
 const now = service.clock.now();
-const run = await createReconciler({ client: background, receiver: shop.receiver }).run({ from: new Date(now - 60 * MINUTE), to: new Date(now) });
-say(`   reconcile: scanned ${run.scanned} transactions, recovered ${run.recovered.map((r) => `${r.event} ${r.reference}`).join(', ') || 'nothing'}`);
+const run = await createReconciler({ client: background, receiver: shop.receiver }).run({
+  from: new Date(now - 60 * MINUTE),
+  to: new Date(now),
+});
+say(
+  `   reconcile: scanned ${run.scanned} transactions, recovered ${run.recovered.map((r) => `${r.event} ${r.reference}`).join(', ') || 'nothing'}`,
+);
 check((await order('order-1003')).events.join() === 'payment.success', 'order-1003 is paid: events [payment.success]');
-const again = await createReconciler({ client: background, receiver: shop.receiver }).run({ from: new Date(now - 60 * MINUTE), to: new Date(now) });
+const again = await createReconciler({ client: background, receiver: shop.receiver }).run({
+  from: new Date(now - 60 * MINUTE),
+  to: new Date(now),
+});
 check(again.recovered.length === 0, 'a second reconcile run recovers nothing: every event ran exactly once');
 
 const stop = async () => {
@@ -191,6 +207,8 @@ async function listenOn(server: http.Server, at: number, flag: string): Promise<
 
 function taken(error: unknown, at: number, flag: string): never {
   if ((error as { code?: string }).code !== 'EADDRINUSE') throw error;
-  console.error(`[payhook demo] port ${at} on 127.0.0.1 is in use (another demo still running?): stop what uses it, or pick another with --${flag} <port> (0 picks a free one).`);
+  console.error(
+    `[payhook demo] port ${at} on 127.0.0.1 is in use (another demo still running?): stop what uses it, or pick another with --${flag} <port> (0 picks a free one).`,
+  );
   process.exit(1);
 }

@@ -12,7 +12,10 @@ export const MUTATION_GROUPS = {
   },
   body: {
     mutate: ['packages/core/src/pipeline/intake.ts', 'packages/core/src/read-body.ts', 'packages/core/src/node.ts'],
-    tests: ['packages/core/test/{receiver,node-bridge,stranger,body-limits}.test.ts', 'test/adapters/{express,fastify,hono,bounded-senders}.test.ts'],
+    tests: [
+      'packages/core/test/{receiver,node-bridge,stranger,body-limits}.test.ts',
+      'test/adapters/{express,fastify,hono,bounded-senders}.test.ts',
+    ],
   },
   options: {
     mutate: ['packages/core/src/options.ts'],
@@ -31,7 +34,10 @@ export const MUTATION_GROUPS = {
       'packages/store-redis/src/{scripts,redis-store}.ts',
       'packages/store-postgres/src/{store-statements,postgres-store}.ts',
     ],
-    tests: ['test/{memory-store,store-redis,store-postgres,store-postgres-limits,store-postgres-purge,store-down,ledger-redis,ledger-postgres}.test.ts', 'packages/core/test/{memory-ledger,memory-store-warning,fast-path}.test.ts'],
+    tests: [
+      'test/{memory-store,store-redis,store-postgres,store-postgres-limits,store-postgres-purge,store-down,ledger-redis,ledger-postgres}.test.ts',
+      'packages/core/test/{memory-ledger,memory-store-warning,fast-path}.test.ts',
+    ],
   },
 };
 

@@ -9,8 +9,13 @@ const root = join(import.meta.dirname, '..');
 const dest = resolve(process.argv[2] ?? join(root, 'packs'));
 rmSync(dest, { recursive: true, force: true });
 mkdirSync(dest, { recursive: true });
-execFileSync(join(root, 'node_modules', '.bin', 'pnpm'), ['-r', '--filter', './packages/*', 'pack', '--pack-destination', dest], { cwd: root, stdio: 'pipe' });
-const tarballs = readdirSync(dest).filter((f) => f.endsWith('.tgz')).sort();
+execFileSync(join(root, 'node_modules', '.bin', 'pnpm'), ['-r', '--filter', './packages/*', 'pack', '--pack-destination', dest], {
+  cwd: root,
+  stdio: 'pipe',
+});
+const tarballs = readdirSync(dest)
+  .filter((f) => f.endsWith('.tgz'))
+  .sort();
 console.log(`[payhook] packed ${tarballs.length} packages into ${dest}:`);
 for (const t of tarballs) console.log(`  ${t}`);
 console.log('\nIn your app, install the ones you use, with those they depend on, in one command; for example:');

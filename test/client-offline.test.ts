@@ -36,7 +36,8 @@ const record = (reference: string, extra: Record<string, unknown> = {}) => ({
   createdAt: '2026-08-13T11:30:00.000Z',
   ...extra,
 });
-const page = (refs: string[], nextCursor: string | null, hasMore: boolean) => () => Response.json({ data: refs.map((r) => record(r)), nextCursor, hasMore });
+const page = (refs: string[], nextCursor: string | null, hasMore: boolean) => () =>
+  Response.json({ data: refs.map((r) => record(r)), nextCursor, hasMore });
 
 describe('the client on scripted answers', () => {
   it('stops listAll when nextCursor is null even if hasMore says true, and keeps the filters on every page', async () => {
@@ -53,17 +54,27 @@ describe('the client on scripted answers', () => {
   it('ends a walk whose service repeats a cursor, or keeps sending empty pages with hasMore, with a clear error', async () => {
     const looping = scripted([page(['A'], 'same', true), page([], 'same', true)]);
     const seen: string[] = [];
-    const error = await rejection((async () => {
-      for await (const t of looping.client.transactions.listAll()) seen.push(t.reference);
-    })());
+    const error = await rejection(
+      (async () => {
+        for await (const t of looping.client.transactions.listAll()) seen.push(t.reference);
+      })(),
+    );
     expect(seen).toEqual(['A']);
-    expect(error.message).toMatch(/^\[@payhook\/client\] GET \/v1\/transactions failed with 200: stopped walking the list: it gave the cursor same a second time/);
+    expect(error.message).toMatch(
+      /^\[@payhook\/client\] GET \/v1\/transactions failed with 200: stopped walking the list: it gave the cursor same a second time/,
+    );
     expect(looping.urls).toHaveLength(2);
 
     const empty = scripted(Array.from({ length: MAX_EMPTY_PAGES + 3 }, (_, i) => page([], `e${i}`, true)));
-    expect((await rejection((async () => {
-      for await (const _ of empty.client.transactions.listAll()) void _;
-    })())).serviceMessage).toMatch(new RegExp(`${MAX_EMPTY_PAGES} empty pages in a row`));
+    expect(
+      (
+        await rejection(
+          (async () => {
+            for await (const _ of empty.client.transactions.listAll()) void _;
+          })(),
+        )
+      ).serviceMessage,
+    ).toMatch(new RegExp(`${MAX_EMPTY_PAGES} empty pages in a row`));
     expect(empty.urls).toHaveLength(MAX_EMPTY_PAGES);
   });
 
@@ -85,7 +96,10 @@ describe('the client on scripted answers', () => {
   });
 
   it("gives every record a mode: the record's own, else the key's", async () => {
-    const live = scripted([() => Response.json(record('L')), () => Response.json(record('S', { mode: 'sandbox' }))], 'sk_live_offline_0001');
+    const live = scripted(
+      [() => Response.json(record('L')), () => Response.json(record('S', { mode: 'sandbox' }))],
+      'sk_live_offline_0001',
+    );
     expect((await live.client.transactions.retrieve('L')).mode).toBe('live');
     expect((await live.client.transactions.retrieve('S')).mode).toBe('sandbox');
   });
@@ -153,7 +167,9 @@ describe('the client on a failing network', () => {
   });
 
   it('refuses bad options with a message that says what to pass', () => {
-    expect(() => createClient({ apiKey: 'pk_123', baseUrl: 'http://x' })).toThrow(/^\[@payhook\/client\] apiKey must be a secret key starting sk_test_/);
+    expect(() => createClient({ apiKey: 'pk_123', baseUrl: 'http://x' })).toThrow(
+      /^\[@payhook\/client\] apiKey must be a secret key starting sk_test_/,
+    );
     expect(() => createClient({ apiKey: SANDBOX_KEY, baseUrl: 'api.example.com' })).toThrow(/baseUrl must be an absolute URL/);
   });
 });
@@ -161,7 +177,13 @@ describe('the client on a failing network', () => {
 describe('the shared rate limiter', () => {
   it('keeps background work to its share while the app still gets through', async () => {
     let now = 0;
-    const limiter = createRateLimiter({ limit: 10, windowMs: 1_000, backgroundShare: 0.5, now: () => now, sleep: async (ms) => void (now += ms) });
+    const limiter = createRateLimiter({
+      limit: 10,
+      windowMs: 1_000,
+      backgroundShare: 0.5,
+      now: () => now,
+      sleep: async (ms) => void (now += ms),
+    });
     for (let i = 0; i < 5; i++) await limiter.acquire('background');
     const t = now;
     await limiter.acquire('background');

@@ -24,7 +24,12 @@ describe('the client against the reference service over HTTP', () => {
     const created = await client.transactions.initialize(input({ customerPhone: '+251912345678', merchantReference: 'c-1' }));
     expect(created.checkoutUrl).toContain(created.reference);
     const record = await client.transactions.retrieve(created.reference);
-    expect(record).toMatchObject({ reference: created.reference, status: 'pending', customer: { phone: '251912345678' }, merchantReference: 'c-1' });
+    expect(record).toMatchObject({
+      reference: created.reference,
+      status: 'pending',
+      customer: { phone: '251912345678' },
+      merchantReference: 'c-1',
+    });
   });
 
   it('reuses its idempotency key on its own retry: one transaction after a lost answer', async () => {
@@ -97,7 +102,12 @@ describe('the client against the reference service over HTTP', () => {
     expect(items.map((p) => p.providerCode)).toContain('cbe_birr');
     const all = await client.providers.getAll();
     expect(all.every((p) => typeof p.isEnabled === 'boolean')).toBe(true);
-    expect((await client.providers.listEnabled()).map((p) => p.providerCode).sort()).toEqual(all.filter((p) => p.isEnabled).map((p) => p.providerCode).sort());
+    expect((await client.providers.listEnabled()).map((p) => p.providerCode).sort()).toEqual(
+      all
+        .filter((p) => p.isEnabled)
+        .map((p) => p.providerCode)
+        .sort(),
+    );
     const readOnly = createClient({ apiKey: READ_ONLY_KEY, baseUrl: ref.url });
     const denied = await rejection(readOnly.providers.getAll());
     expect(denied.status).toBe(403);
@@ -105,7 +115,10 @@ describe('the client against the reference service over HTTP', () => {
   });
 
   it('throws 404, 401 and 403 as PaymentServiceError with the request', async () => {
-    expect(await rejection(client.transactions.retrieve('ref_missing'))).toMatchObject({ status: 404, request: { method: 'GET', sent: true } });
+    expect(await rejection(client.transactions.retrieve('ref_missing'))).toMatchObject({
+      status: 404,
+      request: { method: 'GET', sent: true },
+    });
     const revoked = createClient({ apiKey: REVOKED_KEY, baseUrl: ref.url });
     expect((await rejection(revoked.transactions.list())).status).toBe(401);
     const readOnly = createClient({ apiKey: READ_ONLY_KEY, baseUrl: ref.url });

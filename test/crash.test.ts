@@ -49,8 +49,7 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
     let reader: Store;
     let redis: Redis | undefined;
     let pool: pg.Pool | undefined;
-    const count = async (ref: string) =>
-      ((await (redis ? countRedis(redis, run) : countPg(pool!, run))).get(ref) ?? 0);
+    const count = async (ref: string) => (await (redis ? countRedis(redis, run) : countPg(pool!, run))).get(ref) ?? 0;
 
     beforeAll(async () => {
       // Start every process at once: a TypeScript child takes a second or two to boot.
@@ -96,10 +95,10 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
 
         // The killed process's lease lapses on Redis's or Postgres's own clock, some time after its
         // claim (which came after the request was sent): wait until the store no longer reads it as held.
-        await vi.waitFor(
-          async () => expect((await reader.get(key))?.state, 'the dead process still holds its claim').not.toBe('claimed'),
-          { timeout: 3 * LEASE_MS, interval: 50 },
-        );
+        await vi.waitFor(async () => expect((await reader.get(key))?.state, 'the dead process still holds its claim').not.toBe('claimed'), {
+          timeout: 3 * LEASE_MS,
+          interval: 50,
+        });
         const after = await post(survivor.port, body, headers);
         expect(`${after.status} ${after.outcome}`, survivor.stderr()).toBe(c.after);
         const again = await post(survivor.port, body, headers);

@@ -120,7 +120,11 @@ it('`pnpm demo --keep` keeps both servers up on the ports asked for, shows how t
     const checkoutCommand = stdout.match(/^ {3}curl -X POST (\S+) -H 'content-type: application\/json' -d '([^']*)'$/m);
     expect(checkoutCommand?.[1]).toBe(`${shop}/checkout`);
     const body = JSON.parse(checkoutCommand![2]!) as { merchantReference: string };
-    const answer = await fetch(checkoutCommand![1]!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: checkoutCommand![2] });
+    const answer = await fetch(checkoutCommand![1]!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: checkoutCommand![2],
+    });
     expect(answer.status).toBe(200);
     const { reference, checkoutUrl } = (await answer.json()) as { reference: string; checkoutUrl: string };
     expect(checkoutUrl).toBe(`${service}/checkout/${reference}`);
@@ -130,17 +134,26 @@ it('`pnpm demo --keep` keeps both servers up on the ports asked for, shows how t
     const payCommand = stdout.match(/^ {3}curl -X POST (\S+) -H 'authorization: Bearer (\S+)'$/m);
     expect(payCommand?.[1]).toBe(`${service}/_sandbox/transactions/<reference>/pay`);
     expect(payCommand?.[2]).toBe(apiKey);
-    const paid = await fetch(payCommand![1]!.replace('<reference>', reference), { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+    const paid = await fetch(payCommand![1]!.replace('<reference>', reference), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     expect(paid.status).toBe(200);
 
     // The service delivers the webhook on its own (its clock runs on real time), and the demo narrates it.
     expect(stdout).toContain(`curl ${shop}/orders/${body.merchantReference}`);
     let order: { events: string[] } = { events: [] };
-    await until(async () => (order = (await (await fetch(`${shop}/orders/${body.merchantReference}`)).json()) as { events: string[] }).events.includes('payment.success'), {
-      timeoutMs: 10_000,
-      intervalMs: 100,
-      what: () => `the shop's order to record payment.success (${JSON.stringify(order)})`,
-    });
+    await until(
+      async () =>
+        (order = (await (await fetch(`${shop}/orders/${body.merchantReference}`)).json()) as { events: string[] }).events.includes(
+          'payment.success',
+        ),
+      {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        what: () => `the shop's order to record payment.success (${JSON.stringify(order)})`,
+      },
+    );
     expect(order.events).toEqual(['payment.success']);
     await demo.waitFor(new RegExp(`shop ← payment\\.success ${reference}: signature verified, first time seen: handler ran \\(200\\)`));
 
@@ -164,7 +177,9 @@ it('`pnpm demo --keep` on a port in use says which, and how to pick another', as
     const demo = startPnpm(['demo', '--keep', '--service-port', String(port), '--shop-port', '0']);
     const { code } = await demo.closed;
     expect(code).toBe(1);
-    expect(demo.output.stderr).toContain(`[payhook demo] port ${port} on 127.0.0.1 is in use (another demo still running?): stop what uses it, or pick another with --service-port <port> (0 picks a free one).`);
+    expect(demo.output.stderr).toContain(
+      `[payhook demo] port ${port} on 127.0.0.1 is in use (another demo still running?): stop what uses it, or pick another with --service-port <port> (0 picks a free one).`,
+    );
     expect(demo.output.stderr).not.toMatch(/^\s+at /m);
   } finally {
     busy.close();

@@ -57,7 +57,9 @@ describe('eventFromRecord', () => {
   });
 
   it('says what to pass when neither the record nor the caller gives a mode', () => {
-    expect(() => eventFromRecord(sparse, 'payment.success')).toThrow(/^\[@payhook\/core\] eventFromRecord: the record of P1 has no mode; pass the mode/);
+    expect(() => eventFromRecord(sparse, 'payment.success')).toThrow(
+      /^\[@payhook\/core\] eventFromRecord: the record of P1 has no mode; pass the mode/,
+    );
   });
 });
 
@@ -82,7 +84,10 @@ describe('a reconcile run over records without a mode', () => {
     expect(await receiver.store.get('live:P1:payment.success')).toMatchObject({ state: 'done' });
 
     const sandbox = createReceiver({ secret: 'whsec_x', store: memoryStore(), logger: quiet }).onAny(() => {});
-    const recovered = await createReconciler({ client: { ...client, mode: 'sandbox' }, receiver: sandbox }).run({ from: '2026-08-01', to: '2026-08-31' });
+    const recovered = await createReconciler({ client: { ...client, mode: 'sandbox' }, receiver: sandbox }).run({
+      from: '2026-08-01',
+      to: '2026-08-31',
+    });
     expect(recovered.recovered.map((r) => r.reference)).toEqual(['P1']);
     expect(await sandbox.store.get('sandbox:P1:payment.success')).toMatchObject({ state: 'done' });
   });

@@ -62,7 +62,7 @@ describe.each(examples)('examples/%s end to end against the reference service', 
     expect(deliveries.every((d) => d.state === 'delivered')).toBe(true);
   });
 
-  it('answers a bad checkout with the service\'s message', async () => {
+  it("answers a bad checkout with the service's message", async () => {
     const res = await fetch(`${app.url}/checkout`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -28,11 +28,14 @@ function withInstallScripts(): string[] {
     const modules = join(store, dir, 'node_modules');
     if (!existsSync(modules)) continue;
     for (const scopeOrName of readdirSync(modules)) {
-      for (const name of scopeOrName.startsWith('@') ? readdirSync(join(modules, scopeOrName)).map((n) => `${scopeOrName}/${n}`) : [scopeOrName]) {
+      for (const name of scopeOrName.startsWith('@')
+        ? readdirSync(join(modules, scopeOrName)).map((n) => `${scopeOrName}/${n}`)
+        : [scopeOrName]) {
         const manifest = join(modules, name, 'package.json');
         if (!existsSync(manifest)) continue;
         const { scripts = {} } = JSON.parse(readFileSync(manifest, 'utf8')) as { scripts?: Record<string, string> };
-        const own = ['preinstall', 'install', 'postinstall'].some((s) => scripts[s] !== undefined) || existsSync(join(modules, name, 'binding.gyp'));
+        const own =
+          ['preinstall', 'install', 'postinstall'].some((s) => scripts[s] !== undefined) || existsSync(join(modules, name, 'binding.gyp'));
         if (own) found.add(name);
       }
     }

@@ -103,12 +103,18 @@ describe.skipIf(!url)('postgres ledger', () => {
     it('refuses bad ledger options with a message that names the package and the fix', () => {
       const make = (ledger: Record<string, unknown>, table?: string) => () =>
         postgresStore({ pool: smallPool(), ledger: ledger as LedgerOptions, ...(table && { table }) });
-      expect(make({ maxEntries: 0 })).toThrow(/^\[@payhook\/store-postgres\] ledger\.maxEntries must be a positive whole number; got 0\. Leave it unset for 100000\./);
+      expect(make({ maxEntries: 0 })).toThrow(
+        /^\[@payhook\/store-postgres\] ledger\.maxEntries must be a positive whole number; got 0\. Leave it unset for 100000\./,
+      );
       expect(make({ maxEntries: 1.5 })).toThrow(RangeError);
       expect(make({ retentionMs: -1 })).toThrow(/^\[@payhook\/store-postgres\] ledger\.retentionMs must be a positive number/);
       expect(make({ body: 'raw' })).toThrow(/^\[@payhook\/store-postgres\] ledger\.body must be 'keep' or 'hash'; got raw/);
-      expect(make({ maxRefusals: 0 })).toThrow(/^\[@payhook\/store-postgres\] ledger\.maxRefusals must be a positive whole number; got 0\. Leave it unset for 10000\./);
-      expect(make({ deadLetterRetentionMs: Number.NaN })).toThrow(/^\[@payhook\/store-postgres\] ledger\.deadLetterRetentionMs must be a positive number of milliseconds/);
+      expect(make({ maxRefusals: 0 })).toThrow(
+        /^\[@payhook\/store-postgres\] ledger\.maxRefusals must be a positive whole number; got 0\. Leave it unset for 10000\./,
+      );
+      expect(make({ deadLetterRetentionMs: Number.NaN })).toThrow(
+        /^\[@payhook\/store-postgres\] ledger\.deadLetterRetentionMs must be a positive number of milliseconds/,
+      );
       // The ledger's table adds _ledger to the name, which must still fit Postgres's 63 characters.
       expect(make({}, 'x'.repeat(57))).toThrow(/^\[@payhook\/store-postgres\] the ledger's table .* at most 56/);
       expect(make({}, 'x'.repeat(56))).not.toThrow();
@@ -132,7 +138,9 @@ describe.skipIf(!url)('postgres ledger', () => {
 
     it('says to create the table from schema.sql when createTable is false and it is missing', async () => {
       const store = postgresStore({ pool: smallPool(), table: `ledger_missing_${unique()}`, createTable: false, ledger: true });
-      await expect(store.ledger!.list()).rejects.toThrow(/^\[@payhook\/store-postgres\] could not list the records of .*_ledger.*schema\.sql/);
+      await expect(store.ledger!.list()).rejects.toThrow(
+        /^\[@payhook\/store-postgres\] could not list the records of .*_ledger.*schema\.sql/,
+      );
       await expect(store.ledger!.append([entry()])).rejects.toThrow(/does not exist: create it from the package's schema\.sql/);
     });
 
@@ -185,7 +193,15 @@ describe.skipIf(!url)('postgres ledger', () => {
         await store.createTable();
         const times: number[] = [];
         for (let b = 0; b < 100; b++) {
-          const batch = Array.from({ length: 100 }, (_, i) => entry({ reference: `ref_${b}_${i}`, dedupeKey: `sandbox:ref_${b}_${i}:payment.success`, attempt: 1, secretIndex: 0, signatureHeader: `sha256=${'0'.repeat(64)}` }));
+          const batch = Array.from({ length: 100 }, (_, i) =>
+            entry({
+              reference: `ref_${b}_${i}`,
+              dedupeKey: `sandbox:ref_${b}_${i}:payment.success`,
+              attempt: 1,
+              secretIndex: 0,
+              signatureHeader: `sha256=${'0'.repeat(64)}`,
+            }),
+          );
           const start = performance.now();
           await store.ledger!.append(batch);
           times.push(performance.now() - start);
@@ -242,7 +258,9 @@ describe.skipIf(!url)('postgres ledger', () => {
       try {
         await old.createTable();
         await admin.query(`drop index ${table}_ledger_refused_idx; alter table ${table}_ledger drop column refused`);
-        await admin.query(`insert into ${table}_ledger (entry) values ($1::jsonb)`, [JSON.stringify(entry({ signature: 'invalid', outcome: 'unauthorized' }))]);
+        await admin.query(`insert into ${table}_ledger (entry) values ($1::jsonb)`, [
+          JSON.stringify(entry({ signature: 'invalid', outcome: 'unauthorized' })),
+        ]);
         const store = postgresStore({ pool: smallPool(), table, ledger: { maxRefusals: 5 }, purge: false });
         await store.createTable();
         const { rows } = await admin.query<{ refused: boolean }>(`select refused from ${table}_ledger`);

@@ -53,15 +53,20 @@ async function flood(store: Store, n: number) {
   const { waitUntil, settled } = captureWaitUntil();
   const ok = `ok-${randomUUID()}`;
   const dead = `dead-${randomUUID()}`;
-  for (const reference of [ok, dead]) await receiver.handle(signedRequest(createEvent('payment.success', { reference }), { secret }), { waitUntil });
+  for (const reference of [ok, dead])
+    await receiver.handle(signedRequest(createEvent('payment.success', { reference }), { secret }), { waitUntil });
   await settled();
   return {
     async send() {
-      for (let i = 0; i < n; i++) expect((await receiver.handle(new Request('http://x/', { method: 'POST', body }), { waitUntil })).status).toBe(401);
+      for (let i = 0; i < n; i++)
+        expect((await receiver.handle(new Request('http://x/', { method: 'POST', body }), { waitUntil })).status).toBe(401);
       await settled();
     },
     async survivors(ledger: Ledger) {
-      return { ok: (await ledger.list({ reference: ok })).length, dead: (await ledger.list({ reference: dead, deadLetters: 'open' })).length };
+      return {
+        ok: (await ledger.list({ reference: ok })).length,
+        dead: (await ledger.list({ reference: dead, deadLetters: 'open' })).length,
+      };
     },
   };
 }
@@ -91,7 +96,9 @@ describe.skipIf(!redisUrl)('redis: the ledger behind a public endpoint', () => {
     await run.send();
     const perRefusal = ((await used()) - before) / 300;
     const kept = await store.ledger!.list({ outcome: 'unauthorized', limit: 1000 });
-    console.info(`[ledger-redis] 500 refused 1 MiB bodies of control characters: ${kept.length} kept, ${perRefusal.toFixed(0)} bytes of Redis memory per refusal kept (used_memory delta)`);
+    console.info(
+      `[ledger-redis] 500 refused 1 MiB bodies of control characters: ${kept.length} kept, ${perRefusal.toFixed(0)} bytes of Redis memory per refusal kept (used_memory delta)`,
+    );
     expect(kept.length).toBe(300);
     expect(kept[0]!.body).toBeUndefined();
     expect(perRefusal).toBeLessThan(1024);
@@ -103,7 +110,11 @@ describe.skipIf(!redisUrl)('redis: the ledger behind a public endpoint', () => {
     await redis.set(`${prefix}{ledger}:ref:poison`, 'not a sorted set');
     const { lines, honest, poison } = await oneBadRecord(store.ledger!);
     expect({ honest, poison }).toEqual({ honest: 30, poison: false });
-    expect(lines).toEqual([expect.stringMatching(/the ledger refused 1 of 31 records written together \(\[@payhook\/store-redis\] could not append 1 ledger records \(WRONGTYPE the ledger key .*ref:poison holds a string/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /the ledger refused 1 of 31 records written together \(\[@payhook\/store-redis\] could not append 1 ledger records \(WRONGTYPE the ledger key .*ref:poison holds a string/,
+      ),
+    ]);
   });
 
   it('keeps a rejected event done a day past its open dead letters (the store ttl the receiver asks for)', async () => {
@@ -132,7 +143,8 @@ describe.skipIf(!pgUrl)('postgres: the ledger behind a public endpoint', () => {
     for (const t of tables) await pool.query(`drop table if exists ${t}, ${t}_ledger`);
     await pool.end();
   });
-  const size = async (table: string) => Number((await pool.query<{ n: string }>(`select pg_total_relation_size($1) as n`, [`${table}_ledger`])).rows[0]!.n);
+  const size = async (table: string) =>
+    Number((await pool.query<{ n: string }>(`select pg_total_relation_size($1) as n`, [`${table}_ledger`])).rows[0]!.n);
 
   it('stores under 1 KiB per refused 1 MiB body, trims refusals against maxRefusals, and keeps every accepted record and open dead letter', async () => {
     const { table, store } = open({ maxEntries: 6, maxRefusals: 400 });
@@ -146,7 +158,9 @@ describe.skipIf(!pgUrl)('postgres: the ledger behind a public endpoint', () => {
     const last = await flood(store, 10);
     await last.send();
     const kept = await store.ledger!.list({ outcome: 'unauthorized', limit: 1000 });
-    console.info(`[ledger-postgres] 400 refused 1 MiB bodies of control characters: ${perRefusal.toFixed(0)} bytes of table and indexes per refusal (pg_total_relation_size); ${kept.length} kept after 510 at maxRefusals 400`);
+    console.info(
+      `[ledger-postgres] 400 refused 1 MiB bodies of control characters: ${perRefusal.toFixed(0)} bytes of table and indexes per refusal (pg_total_relation_size); ${kept.length} kept after 510 at maxRefusals 400`,
+    );
     expect(perRefusal).toBeLessThan(1024);
     expect(kept.length).toBeGreaterThanOrEqual(400);
     expect(kept.length).toBeLessThanOrEqual(410);
@@ -161,14 +175,40 @@ describe.skipIf(!pgUrl)('postgres: the ledger behind a public endpoint', () => {
     await pool.query(`alter table ${table}_ledger add constraint no_poison check (reference is distinct from 'poison')`);
     const { lines, honest, poison } = await oneBadRecord(store.ledger!);
     expect({ honest, poison }).toEqual({ honest: 30, poison: false });
-    expect(lines).toEqual([expect.stringMatching(/the ledger refused 1 of 31 records written together \(\[@payhook\/store-postgres\] could not append records to the ledger .*no_poison/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /the ledger refused 1 of 31 records written together \(\[@payhook\/store-postgres\] could not append records to the ledger .*no_poison/,
+      ),
+    ]);
 
     // A reference the index cannot hold: refused by the store when written directly; cut by the writer.
     const long = randomBytes(1_700).toString('hex'); // random: the index cannot compress it under its 2704-byte limit
     const t = Date.now();
-    await expect(store.ledger!.append([{ id: `${t}-direct`, receivedAt: t, source: 'webhook', reference: long, outcome: 'unauthorized', status: 401, durationMs: 0, signature: 'invalid' }])).rejects.toThrow(/index row|btree/i);
+    await expect(
+      store.ledger!.append([
+        {
+          id: `${t}-direct`,
+          receivedAt: t,
+          source: 'webhook',
+          reference: long,
+          outcome: 'unauthorized',
+          status: 401,
+          durationMs: 0,
+          signature: 'invalid',
+        },
+      ]),
+    ).rejects.toThrow(/index row|btree/i);
     const writer = createLedgerWriter(store.ledger!, { write() {} } as never, Date.now);
-    writer.answered({ id: `${t.toString(36).padStart(11, '0')}-0000-cut`, receivedAt: t, source: 'webhook', body: JSON.stringify({ reference: long }), verified: false }, reportOf('unauthorized'));
+    writer.answered(
+      {
+        id: `${t.toString(36).padStart(11, '0')}-0000-cut`,
+        receivedAt: t,
+        source: 'webhook',
+        body: JSON.stringify({ reference: long }),
+        verified: false,
+      },
+      reportOf('unauthorized'),
+    );
     await writer.idle();
     expect((await store.ledger!.list({ reference: `${long.slice(0, 127)}…` })).length).toBe(1);
   });
@@ -180,7 +220,10 @@ describe.skipIf(!pgUrl)('postgres: the ledger behind a public endpoint', () => {
     });
     const event = createEvent('payment.success', { reference: `rej-${randomUUID()}` });
     await receiver.handle(signedRequest(event, { secret }));
-    const { rows } = await pool.query<{ ms: number }>(`select extract(epoch from expires_at - now()) * 1000 as ms from ${table} where key = $1`, [receiver.dedupeKey(event)]);
+    const { rows } = await pool.query<{ ms: number }>(
+      `select extract(epoch from expires_at - now()) * 1000 as ms from ${table} where key = $1`,
+      [receiver.dedupeKey(event)],
+    );
     expect(Number(rows[0]!.ms)).toBeGreaterThan(31 * DAY - 60_000);
     expect(Number(rows[0]!.ms)).toBeLessThanOrEqual(31 * DAY + 1_000);
   });

@@ -13,7 +13,16 @@ const url = await requireRedis();
 const fresh = () => `payhook-ledger-test-${randomUUID().slice(0, 8)}:`;
 let n = 0;
 const idAt = (t: number) => `${t.toString(36).padStart(11, '0')}-${(n++ % 1_679_616).toString(36).padStart(4, '0')}-redis`;
-const body = JSON.stringify({ event: 'payment.success', data: { reference: 'ref_000000', amount: 250_000, currency: 'NGN', customer: { email: 'ada@example.com' }, metadata: { order: 'ord_0000000000' } } });
+const body = JSON.stringify({
+  event: 'payment.success',
+  data: {
+    reference: 'ref_000000',
+    amount: 250_000,
+    currency: 'NGN',
+    customer: { email: 'ada@example.com' },
+    metadata: { order: 'ord_0000000000' },
+  },
+});
 const entry = (t: number, fields: Partial<LedgerEntry> = {}): LedgerEntry => ({
   id: idAt(t),
   receivedAt: t,
@@ -62,9 +71,13 @@ describe.skipIf(!url)('redis ledger', () => {
       const plain = redisStore({ client: redis, prefix: fresh() });
       expect(plain.ledger).toBeUndefined();
       expect('ledger' in plain).toBe(false);
-      expect(() => redisStore({ client: redis, ledger: { maxEntries: 0 } })).toThrow(/\[@payhook\/store-redis\] ledger\.maxEntries must be a positive whole number.*Leave it unset for 100000/);
+      expect(() => redisStore({ client: redis, ledger: { maxEntries: 0 } })).toThrow(
+        /\[@payhook\/store-redis\] ledger\.maxEntries must be a positive whole number.*Leave it unset for 100000/,
+      );
       expect(() => redisStore({ client: redis, ledger: { retentionMs: -1 } })).toThrow(/\[@payhook\/store-redis\] ledger\.retentionMs/);
-      expect(() => redisStore({ client: redis, ledger: { body: 'zip' as 'keep' } })).toThrow(/\[@payhook\/store-redis\] ledger\.body must be 'keep' or 'hash'/);
+      expect(() => redisStore({ client: redis, ledger: { body: 'zip' as 'keep' } })).toThrow(
+        /\[@payhook\/store-redis\] ledger\.body must be 'keep' or 'hash'/,
+      );
       expect(redisStore({ client: redis, ledger: { body: 'hash' } }).ledger!.body).toBe('hash');
       expect(redisStore({ client: redis, ledger: true }).ledger!.body).toBe('keep');
     });
@@ -132,7 +145,11 @@ describe.skipIf(!url)('redis ledger', () => {
       await ledger.update(dead.id, { deadLetter: { reason: 'rejected', at: t, retriedBy: plain.id } });
       await within(key(dead.id), 9_000, 10_000);
       expect(await redis.exists(`${prefix}{ledger}:dead`)).toBe(0);
-      expect(await ledger.get(dead.id)).toEqual({ ...dead, late: { outcome: 'failed', durationMs: 2.5 }, deadLetter: { reason: 'rejected', at: t, retriedBy: plain.id } });
+      expect(await ledger.get(dead.id)).toEqual({
+        ...dead,
+        late: { outcome: 'failed', durationMs: 2.5 },
+        deadLetter: { reason: 'rejected', at: t, retriedBy: plain.id },
+      });
 
       // Past its retention already: not written at all; a dead letter retried past it goes at once.
       const old = entry(t - 61_000);
@@ -152,7 +169,10 @@ describe.skipIf(!url)('redis ledger', () => {
       await ledger.append([e]);
       expect(await redis.exists(`${prefix}{ledger}:e:${e.id}`)).toBe(1);
       // Real wait: Redis expires the key on its own clock, about 300 ms from now.
-      await until(async () => (await redis.exists(`${prefix}{ledger}:e:${e.id}`)) === 0, { timeoutMs: 1_000, what: 'Redis to expire the record' });
+      await until(async () => (await redis.exists(`${prefix}{ledger}:e:${e.id}`)) === 0, {
+        timeoutMs: 1_000,
+        what: 'Redis to expire the record',
+      });
       expect(await ledger.list({ reference: e.reference })).toEqual([]);
     });
 
@@ -191,7 +211,9 @@ describe.skipIf(!url)('redis ledger', () => {
       const t = Date.now() - 10_000;
       const written: string[] = [];
       for (let b = 0; b < 100; b++) {
-        const batch = Array.from({ length: 100 }, (_, i) => entry(t + b * 100 + i, { reference: `ref_${b}_${i}`, outcome: i % 10 ? 'processed' : 'accepted' }));
+        const batch = Array.from({ length: 100 }, (_, i) =>
+          entry(t + b * 100 + i, { reference: `ref_${b}_${i}`, outcome: i % 10 ? 'processed' : 'accepted' }),
+        );
         written.push(...batch.map((e) => e.id));
         await ledger.append(batch);
       }
@@ -210,7 +232,9 @@ describe.skipIf(!url)('redis ledger', () => {
       const record = (await redis.memory('USAGE', sample)) as number;
       const value = (await redis.strlen(sample)) as number;
       const sets = ['all', 'live', 'event:payment.success', 'outcome:processed'];
-      const setBytes = await Promise.all(sets.map(async (s) => ((await redis.memory('USAGE', `${prefix}{ledger}:${s}`, 'SAMPLES', 0)) as number)));
+      const setBytes = await Promise.all(
+        sets.map(async (s) => (await redis.memory('USAGE', `${prefix}{ledger}:${s}`, 'SAMPLES', 0)) as number),
+      );
       console.log(
         `[ledger-redis] ${perEntry.toFixed(0)} bytes of Redis memory per record (used_memory delta / 10,000); ` +
           `one record key ${record} B (value ${value} B, body ${body.length} B); ` +

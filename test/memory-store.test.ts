@@ -60,7 +60,7 @@ describe('the memory store at the edge of a lease and a retention', () => {
 });
 
 describe('the memory store by default', () => {
-  it("keeps a done record 24 hours, on the clock it is given", async () => {
+  it('keeps a done record 24 hours, on the clock it is given', async () => {
     const clock = manualClock(0);
     const s = memoryStore({ clock, warn: false });
     const { token } = (await s.claim('k', 100)) as { token: string };

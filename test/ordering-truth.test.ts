@@ -33,7 +33,10 @@ afterEach(async () => {
 });
 
 /** `client`: the receiver's client over the reference's API, as given (a wrapper that lies or lags), or none. */
-async function harness(ordering: ReceiverOptions['ordering'], client?: ((api: ReturnType<typeof createClient>) => Client) | 'none'): Promise<Harness> {
+async function harness(
+  ordering: ReceiverOptions['ordering'],
+  client?: ((api: ReturnType<typeof createClient>) => Client) | 'none',
+): Promise<Harness> {
   const seen = new Map<string, string[]>();
   const reports: DeliveryReport[] = [];
   const warnings: string[] = [];
@@ -65,7 +68,10 @@ async function harness(ordering: ReceiverOptions['ordering'], client?: ((api: Re
   }).onAny(async (event) => void seen.set(event.reference, [...(seen.get(event.reference) ?? []), event.event]));
   const server = createServer(toNodeListener(receiver));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  ref = await start({ allowHttpCallbacks: true, merchants: merchants(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`) });
+  ref = await start({
+    allowHttpCallbacks: true,
+    merchants: merchants(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`),
+  });
   api = createClient({ apiKey: SANDBOX_KEY, baseUrl: ref.url, maxRetries: 0 });
   opened.push({ ref, server });
   return { ref, seen, reports, warnings, api };
@@ -92,8 +98,8 @@ describe.each([
   ['hold', 'none'],
   ['hold', undefined],
   ['fetch', undefined],
-] as const)('ordering %s (client: %s) across the store\'s retention', (ordering, client) => {
-  it('a refund long after its payment is handled, and the payment\'s handler does not run again', async () => {
+] as const)("ordering %s (client: %s) across the store's retention", (ordering, client) => {
+  it("a refund long after its payment is handled, and the payment's handler does not run again", async () => {
     const h = await harness(ordering, client);
     const reference = await h.ref.initialize();
     await move(h, reference, 'pay');
@@ -106,16 +112,24 @@ describe.each([
     expect(h.reports.filter((r) => r.source === 'reconcile')).toEqual([]);
     if (client === 'none') {
       // Without the service, nothing says the success happened long ago: held, then run by the service's 4th attempt.
-      expect(attempts(h, reference)).toEqual({ 'payment.success': 'delivered after 1', 'payment.refunding': 'delivered after 4', 'payment.refunded': 'delivered after 4' });
+      expect(attempts(h, reference)).toEqual({
+        'payment.success': 'delivered after 1',
+        'payment.refunding': 'delivered after 4',
+        'payment.refunded': 'delivered after 4',
+      });
       expect(h.warnings).toHaveLength(2);
     } else {
       // The service's paidAt and timeline say both happened before the store's memory: they count as run.
-      expect(attempts(h, reference)).toEqual({ 'payment.success': 'delivered after 1', 'payment.refunding': 'delivered after 1', 'payment.refunded': 'delivered after 1' });
+      expect(attempts(h, reference)).toEqual({
+        'payment.success': 'delivered after 1',
+        'payment.refunding': 'delivered after 1',
+        'payment.refunded': 'delivered after 1',
+      });
       expect(h.reports.filter((r) => r.outcome === 'held')).toEqual([]);
     }
   }, 30_000);
 
-  it('a refund whose payment was never handled is held, then handled within the service\'s 5 attempts (logged at warn)', async () => {
+  it("a refund whose payment was never handled is held, then handled within the service's 5 attempts (logged at warn)", async () => {
     const h = await harness(ordering, client);
     const reference = await h.ref.initialize();
     // The success is lost on its way: its done record is missing, and the service says it happened just now.
@@ -126,8 +140,14 @@ describe.each([
       // Nobody runs the lost success in hold mode (the reconciler would): the refund waits for it, then runs.
       expect(h.seen.get(reference)).toEqual(['payment.refunding']);
       expect(attempts(h, reference)['payment.refunding']).toBe('delivered after 4');
-      expect(h.reports.filter((r) => r.outcome === 'held').map((r) => r.waitingFor)).toEqual([['payment.success'], ['payment.success'], ['payment.success']]);
-      expect(h.warnings).toEqual([expect.stringMatching(/^\[@payhook\/core\] ran payment.refunding of \S+ after holding it 3 times for payment.success/)]);
+      expect(h.reports.filter((r) => r.outcome === 'held').map((r) => r.waitingFor)).toEqual([
+        ['payment.success'],
+        ['payment.success'],
+        ['payment.success'],
+      ]);
+      expect(h.warnings).toEqual([
+        expect.stringMatching(/^\[@payhook\/core\] ran payment.refunding of \S+ after holding it 3 times for payment.success/),
+      ]);
     } else {
       // fetch: the success's time is the record's paidAt, within the retention: run from the record first.
       expect(h.seen.get(reference)).toEqual(['payment.success', 'payment.refunding']);
@@ -136,7 +156,7 @@ describe.each([
   }, 30_000);
 });
 
-describe('ordering fetch takes only the service\'s truth', () => {
+describe("ordering fetch takes only the service's truth", () => {
   it('never dispatches a record of another transaction or mode: 503 until the bound, and no success nobody sent', async () => {
     let other: TransactionRecord | undefined;
     const h = await harness('fetch', (api) => ({ transactions: { ...api.transactions, retrieve: async () => other! } }));
@@ -152,7 +172,9 @@ describe('ordering fetch takes only the service\'s truth', () => {
     expect(h.seen.get(a)).toEqual(['payment.refunding']);
     const refused = h.reports.filter((r) => r.reference === a && r.outcome === 'verify-unavailable');
     expect(refused).toHaveLength(3);
-    expect(String((refused[0] as { err?: unknown }).err)).toMatch(new RegExp(`asked for ${a} \\(sandbox\\), the service answered the record of ${b} \\(sandbox\\)`));
+    expect(String((refused[0] as { err?: unknown }).err)).toMatch(
+      new RegExp(`asked for ${a} \\(sandbox\\), the service answered the record of ${b} \\(sandbox\\)`),
+    );
     expect(h.reports.filter((r) => r.source === 'reconcile')).toEqual([]);
   }, 30_000);
 
@@ -165,7 +187,9 @@ describe('ordering fetch takes only the service\'s truth', () => {
     await move(h, reference, 'pay');
     await move(h, reference, 'refund');
     expect(h.seen.get(reference)).toEqual(['payment.refunding']);
-    expect(String((h.reports.find((r) => r.outcome === 'verify-unavailable') as { err?: unknown }).err)).toMatch(/\(sandbox\), the service answered the record of \S+ \(live\)/);
+    expect(String((h.reports.find((r) => r.outcome === 'verify-unavailable') as { err?: unknown }).err)).toMatch(
+      /\(sandbox\), the service answered the record of \S+ \(live\)/,
+    );
   }, 30_000);
 
   it('an API that lags behind its webhook gets 503 and the retry is handled, in order', async () => {
@@ -185,7 +209,9 @@ describe('ordering fetch takes only the service\'s truth', () => {
     expect(attempts(h, reference)['payment.refunding']).toBe('delivered after 3');
     const lagged = h.reports.filter((r) => r.outcome === 'verify-unavailable');
     expect(lagged.map((r) => r.status)).toEqual([503, 503]);
-    expect(String((lagged[0] as { err?: unknown }).err)).toMatch(/still says completed, behind the payment.refunding it sent; answered 503 so that the service retries/);
+    expect(String((lagged[0] as { err?: unknown }).err)).toMatch(
+      /still says completed, behind the payment.refunding it sent; answered 503 so that the service retries/,
+    );
     expect(h.reports.filter((r) => r.outcome === 'mismatch')).toEqual([]);
   }, 30_000);
 
@@ -200,7 +226,9 @@ describe('ordering fetch takes only the service\'s truth', () => {
     expect(h.seen.get(reference)).toEqual(['payment.success', 'payment.refunded']);
     const held = h.reports.filter((r) => r.outcome === 'held');
     expect(held).toHaveLength(3);
-    expect(String((held[0] as { err?: unknown }).err)).toMatch(/shows no time for payment.refunding of \S+ \(the client has no timeline\(\)\)/);
+    expect(String((held[0] as { err?: unknown }).err)).toMatch(
+      /shows no time for payment.refunding of \S+ \(the client has no timeline\(\)\)/,
+    );
     expect(attempts(h, reference)['payment.refunded']).toBe('delivered after 4');
   }, 30_000);
 });

@@ -53,7 +53,10 @@ async function harness(ordering: ReceiverOptions['ordering']): Promise<Harness> 
   });
   const server = createServer(toNodeListener(receiver));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const ref = await start({ allowHttpCallbacks: true, merchants: merchants(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`) });
+  const ref = await start({
+    allowHttpCallbacks: true,
+    merchants: merchants(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`),
+  });
   client = createClient({ apiKey: SANDBOX_KEY, baseUrl: ref.url });
   const h = { ref, server, seen, reports };
   opened.push(h);
@@ -66,10 +69,15 @@ async function reordered(h: Harness) {
   for (const [name, { actions }] of Object.entries(LIFECYCLES)) {
     const reference = await h.ref.initialize({ merchantReference: `order-${name}` });
     references[name] = reference;
-    expect((await h.ref.call('POST', '/_sandbox/faults', { body: { type: 'reorder', count: actions.length, reference } })).status).toBe(201);
+    expect((await h.ref.call('POST', '/_sandbox/faults', { body: { type: 'reorder', count: actions.length, reference } })).status).toBe(
+      201,
+    );
     for (const action of actions) expect((await h.ref.call('POST', `/_sandbox/transactions/${reference}/${action}`)).status).toBe(200);
   }
-  const settled = () => Object.values(references).every((reference) => h.ref.service.deliveries({ reference }).every((d) => d.state === 'delivered' || d.state === 'failed'));
+  const settled = () =>
+    Object.values(references).every((reference) =>
+      h.ref.service.deliveries({ reference }).every((d) => d.state === 'delivered' || d.state === 'failed'),
+    );
   // The service's own schedule: attempts a minute, then five minutes, apart.
   for (let i = 0; i < 40 && !settled(); i++) {
     // Resolves once the deliveries its timers started have been answered.
@@ -79,24 +87,35 @@ async function reordered(h: Harness) {
   return references;
 }
 
-describe.each(['hold', 'fetch'] as const)('the ordering guard (%s) against the reference service\'s reorder fault', (ordering) => {
-  it('runs every lifecycle\'s handlers in lifecycle order, each event once', async () => {
+describe.each(['hold', 'fetch'] as const)("the ordering guard (%s) against the reference service's reorder fault", (ordering) => {
+  it("runs every lifecycle's handlers in lifecycle order, each event once", async () => {
     const h = await harness(ordering);
     const references = await reordered(h);
     for (const [name, { events }] of Object.entries(LIFECYCLES)) {
       expect(h.seen.get(references[name]!), name).toEqual(events);
       // Every delivery was answered 2xx in the end: none failed at the service.
-      expect(h.ref.service.deliveries({ reference: references[name]! }).map((d) => d.state), name).toEqual(events.map(() => 'delivered'));
+      expect(
+        h.ref.service.deliveries({ reference: references[name]! }).map((d) => d.state),
+        name,
+      ).toEqual(events.map(() => 'delivered'));
     }
     const held = h.reports.filter((r) => r.outcome === 'held');
     if (ordering === 'hold') {
       // The refund came first: held until its success and refunding ran; the reversal until its success.
       expect(held.length).toBeGreaterThanOrEqual(3);
-      expect(held.find((r) => r.event === 'payment.refunded')).toMatchObject({ status: 409, waitingFor: ['payment.success', 'payment.refunding'] });
+      expect(held.find((r) => r.event === 'payment.refunded')).toMatchObject({
+        status: 409,
+        waitingFor: ['payment.success', 'payment.refunding'],
+      });
     } else {
       // The record was fetched and the earlier events ran first: nothing held, the later copies are duplicates.
       expect(held).toEqual([]);
-      expect(h.reports.filter((r) => r.source === 'reconcile' && r.outcome === 'processed').map((r) => r.event).sort()).toEqual(['payment.refunding', 'payment.success', 'payment.success']);
+      expect(
+        h.reports
+          .filter((r) => r.source === 'reconcile' && r.outcome === 'processed')
+          .map((r) => r.event)
+          .sort(),
+      ).toEqual(['payment.refunding', 'payment.success', 'payment.success']);
     }
   }, 60_000);
 });
@@ -109,7 +128,11 @@ describe('without the guard', () => {
   }, 60_000);
 
   it("refuses an ordering it does not know, and 'fetch' without a client", () => {
-    expect(() => createReceiver({ secret: SECRET, ordering: 'sorted' as never })).toThrow(/^\[@payhook\/core\] ordering must be 'hold' or 'fetch'/);
-    expect(() => createReceiver({ secret: SECRET, ordering: 'fetch' })).toThrow(/ordering: 'fetch' asks the service for the record: pass createReceiver\(\{ client/);
+    expect(() => createReceiver({ secret: SECRET, ordering: 'sorted' as never })).toThrow(
+      /^\[@payhook\/core\] ordering must be 'hold' or 'fetch'/,
+    );
+    expect(() => createReceiver({ secret: SECRET, ordering: 'fetch' })).toThrow(
+      /ordering: 'fetch' asks the service for the record: pass createReceiver\(\{ client/,
+    );
   });
 });

@@ -24,7 +24,9 @@ it.skipIf(!url)('runs the store and queue suites on the peer versions its projec
   const pgBossFiles = files.map((f) => /\/pg-boss@([^/]+)\/node_modules\/pg-boss\/src\/index\.js$/.exec(f)?.[1]).filter(Boolean);
   expect(pgBossFiles).toEqual([expected['pg-boss']]);
   // BullMQ records its own version: on its Redis backend (6), on each connection it opens (5).
-  const queue = new Queue(`peers-${process.pid}`, { connection: { host: new URL(url!).hostname, port: Number(new URL(url!).port || 6379) } });
+  const queue = new Queue(`peers-${process.pid}`, {
+    connection: { host: new URL(url!).hostname, port: Number(new URL(url!).port || 6379) },
+  });
   try {
     const inside = queue as unknown as { backend?: { version?: string }; connection?: { packageVersion?: string } };
     expect(inside.backend?.version ?? inside.connection?.packageVersion).toBe(expected.bullmq);

@@ -1,7 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@payhook/client';
-import { createReceiver, createReconciler, eventFromRecord, memoryStore, paymentEventSchema, type DeliveryReport, type PaymentEvent, type Receiver } from '@payhook/core';
+import {
+  createReceiver,
+  createReconciler,
+  eventFromRecord,
+  memoryStore,
+  paymentEventSchema,
+  type DeliveryReport,
+  type PaymentEvent,
+  type Receiver,
+} from '@payhook/core';
 import type { TransactionRecord } from '@payhook/core/api';
 import { toNodeListener } from '@payhook/core/node';
 import { manualClock, type ManualClock } from '@payhook/testing';
@@ -37,7 +46,13 @@ async function harness(
 ) {
   const effects: string[] = [];
   const clock = manualClock();
-  const receiver = createReceiver({ secret: SECRET, store: memoryStore({ now: clock.now }), logger: quiet, budgetMs: options.budgetMs, clock });
+  const receiver = createReceiver({
+    secret: SECRET,
+    store: memoryStore({ now: clock.now }),
+    logger: quiet,
+    budgetMs: options.budgetMs,
+    clock,
+  });
   configure(receiver, effects, clock);
   let down = false;
   const listener = toNodeListener(receiver);
@@ -202,7 +217,7 @@ describe('reconcile through verify and list', () => {
     expect(h.effects).toEqual([`${reference} payment.success`]);
   });
 
-  it('dispatches a refunded payment\'s lost events in lifecycle order', async () => {
+  it("dispatches a refunded payment's lost events in lifecycle order", async () => {
     const h = await harness();
     await h.ref.call('POST', '/_sandbox/faults', { body: { type: 'drop', count: 3 } });
     const reference = await h.initializePaid(['pay', 'refund', 'complete-refund']);
@@ -230,11 +245,11 @@ describe('verify before the handler', () => {
     const ref = h.ref;
     const client = createClient({ apiKey: SANDBOX_KEY, baseUrl: ref.url });
     const reports: string[] = [];
-    const receiver = createReceiver({ secret: SECRET, client, logger: { info() {}, warn: (r: DeliveryReport) => void reports.push(r.outcome), error() {} } }).on(
-      'payment.success',
-      (_event, ctx) => void records.push(ctx.record),
-      { verify: true },
-    );
+    const receiver = createReceiver({
+      secret: SECRET,
+      client,
+      logger: { info() {}, warn: (r: DeliveryReport) => void reports.push(r.outcome), error() {} },
+    }).on('payment.success', (_event, ctx) => void records.push(ctx.record), { verify: true });
 
     const pending = (await ref.call('POST', '/v1/transactions/initialize', { body: validInput() })).json.reference as string;
     const paid = await h.initializePaid();
@@ -276,6 +291,8 @@ describe('verify before the handler', () => {
 
   it('refuses { verify: true } without a client, saying what to pass', () => {
     const receiver = createReceiver({ secret: SECRET });
-    expect(() => receiver.on('payment.success', () => {}, { verify: true })).toThrow(/^\[@payhook\/core\] a handler asked for \{ verify: true \}, but the receiver has no client/);
+    expect(() => receiver.on('payment.success', () => {}, { verify: true })).toThrow(
+      /^\[@payhook\/core\] a handler asked for \{ verify: true \}, but the receiver has no client/,
+    );
   });
 });

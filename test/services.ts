@@ -15,7 +15,9 @@ function unavailable(service: string, url: string, error: unknown, start: string
     `${service === 'Redis' ? 'REDIS_URL' : 'DATABASE_URL'} at one.`;
   if (required) throw new Error(`PAYHOOK_REQUIRE_SERVICES=1 and ${message}`);
   const bar = '!'.repeat(78);
-  console.warn(`\n${bar}\n!! SKIPPING ${service} store tests: ${message}\n!! Set PAYHOOK_REQUIRE_SERVICES=1 to make this a failure.\n${bar}\n`);
+  console.warn(
+    `\n${bar}\n!! SKIPPING ${service} store tests: ${message}\n!! Set PAYHOOK_REQUIRE_SERVICES=1 to make this a failure.\n${bar}\n`,
+  );
   return undefined;
 }
 
@@ -32,7 +34,12 @@ export async function requireRedis(): Promise<string | undefined> {
     await client.ping();
     return REDIS_URL;
   } catch (error) {
-    return unavailable('Redis', REDIS_URL, cause ?? error, 'redis-server --daemonize yes --port 6379 --appendonly yes --appendfsync everysec');
+    return unavailable(
+      'Redis',
+      REDIS_URL,
+      cause ?? error,
+      'redis-server --daemonize yes --port 6379 --appendonly yes --appendfsync everysec',
+    );
   } finally {
     client.disconnect();
   }

@@ -9,7 +9,11 @@ const snippets = readdirSync(`${root}docs/snippets`).filter((f) => f.endsWith('.
 
 /** What each snippet must print: the docs promise these outcomes. */
 const expected: Record<string, RegExp[]> = {
-  'client-and-reconcile.ts': [/fulfil order-1001: the service says completed/, /scanned 1, recovered payment\.success P[0-9A-F]{8}\d{8}/, /second run recovered 0/],
+  'client-and-reconcile.ts': [
+    /fulfil order-1001: the service says completed/,
+    /scanned 1, recovered payment\.success P[0-9A-F]{8}\d{8}/,
+    /second run recovered 0/,
+  ],
 };
 
 describe('docs snippets run as written', () => {

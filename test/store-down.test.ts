@@ -24,7 +24,12 @@ interface Subject {
 }
 
 const subjects: Subject[] = [
-  { name: 'redis', url: redisUrl, make: (url) => redisStore({ url, prefix: 'payhook-test:', retentionMs: 3_600_000 }), prefix: '[@payhook/store-redis]' },
+  {
+    name: 'redis',
+    url: redisUrl,
+    make: (url) => redisStore({ url, prefix: 'payhook-test:', retentionMs: 3_600_000 }),
+    prefix: '[@payhook/store-redis]',
+  },
   { name: 'postgres', url: pgUrl, make: (url) => postgresStore({ connectionString: url }), prefix: '[@payhook/store-postgres]' },
 ];
 

@@ -43,7 +43,9 @@ describe.skipIf(!url)('postgres store: the transaction limit', () => {
       () => undefined,
       (e: Error) => e,
     );
-    expect(error?.message).toMatch(/^\[@payhook\/store-postgres\] the connection to PostgreSQL broke during a transaction .*raise transactionTimeoutMs if your handler needs longer\.$/);
+    expect(error?.message).toMatch(
+      /^\[@payhook\/store-postgres\] the connection to PostgreSQL broke during a transaction .*raise transactionTimeoutMs if your handler needs longer\.$/,
+    );
     // Neither the effect nor the done record: the claim is still this delivery's, to release.
     expect((await pool.query(`select count(*)::int as n from ${table}_effects where key = $1`, [key])).rows[0].n).toBe(0);
     expect((await store.get(key))?.state).toBe('claimed');
@@ -56,13 +58,17 @@ describe.skipIf(!url)('postgres store: the transaction limit', () => {
     const token = await claim(key);
     let seen = '';
     const show = store.transactional(async (_event, _ctx, client) => {
-      seen = (await client.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!.idle_in_transaction_session_timeout;
+      seen = (await client.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!
+        .idle_in_transaction_session_timeout;
     });
     await show(createEvent('payment.success', { reference: key }), contextFor(key, token));
     expect(seen).toBe('300ms');
     expect((await store.get(key))?.state).toBe('done');
     // SET LOCAL: the pooled connection goes back with the server's default.
-    expect((await pool.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!.idle_in_transaction_session_timeout).not.toBe('300ms');
+    expect(
+      (await pool.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!
+        .idle_in_transaction_session_timeout,
+    ).not.toBe('300ms');
   });
 
   it('takes a limit past what a timer or Postgres can hold as their longest (about 24.8 days)', async () => {
@@ -71,13 +77,16 @@ describe.skipIf(!url)('postgres store: the transaction limit', () => {
     const token = await claim(key);
     let seen = '';
     await patient.transactional(async (_event, _ctx, client) => {
-      seen = (await client.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!.idle_in_transaction_session_timeout;
+      seen = (await client.query<{ idle_in_transaction_session_timeout: string }>('show idle_in_transaction_session_timeout')).rows[0]!
+        .idle_in_transaction_session_timeout;
     })(createEvent('payment.success', { reference: key }), contextFor(key, token));
     expect(seen).toBe('2147483647ms');
     expect((await store.get(key))?.state).toBe('done');
   });
 
   it('refuses a limit that is not a positive number of milliseconds, naming the option', () => {
-    expect(() => postgresStore({ pool, transactionTimeoutMs: 0 })).toThrow(/^\[@payhook\/store-postgres\] transactionTimeoutMs must be a positive number/);
+    expect(() => postgresStore({ pool, transactionTimeoutMs: 0 })).toThrow(
+      /^\[@payhook\/store-postgres\] transactionTimeoutMs must be a positive number/,
+    );
   });
 });

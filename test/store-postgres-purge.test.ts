@@ -298,7 +298,9 @@ describe.skipIf(!url)('postgres store: the periodic purge', () => {
   });
 
   it('says what to fix in a bad purge option', () => {
-    expect(() => postgresStore({ pool, purge: { everyMs: 0 } })).toThrow(/^\[@payhook\/store-postgres\] purge\.everyMs must be a positive number of milliseconds; got 0\./);
+    expect(() => postgresStore({ pool, purge: { everyMs: 0 } })).toThrow(
+      /^\[@payhook\/store-postgres\] purge\.everyMs must be a positive number of milliseconds; got 0\./,
+    );
     expect(() => postgresStore({ pool, purge: { batchSize: -1 } })).toThrow(/purge\.batchSize must be a positive number of rows/);
     expect(() => postgresStore({ pool, purge: { everyMs: 30 * 24 * HOUR } })).toThrow(/purge\.everyMs must be at most 2147483647 ms/);
   });

@@ -93,7 +93,9 @@ describe.skipIf(!url)('postgres', () => {
     it('rolls back both when the effect throws, leaving the claim for a release', async () => {
       const key = `tx-${randomUUID()}`;
       const token = await claim(key);
-      await expect(insertEffect(createEvent('payment.success', { merchantReference: 'throw' }), contextFor(key, token))).rejects.toThrow('the effect failed');
+      await expect(insertEffect(createEvent('payment.success', { merchantReference: 'throw' }), contextFor(key, token))).rejects.toThrow(
+        'the effect failed',
+      );
       expect(await effectCount(key)).toBe(0);
       expect(await store.get(key)).toMatchObject({ state: 'claimed', attempt: 1 });
       expect(await store.release(key, token)).toBe(true);
@@ -164,7 +166,9 @@ describe.skipIf(!url)('postgres', () => {
     it('says what to do when the table is missing or the name is wrong', async () => {
       // A name no other run uses: a mutation run's broken store may create the tables it is given.
       const missing = postgresStore({ pool, table: `payhook_test_missing_${randomUUID().slice(0, 8)}`, createTable: false });
-      await expect(missing.claim('k', 5_000)).rejects.toThrow(/^\[@payhook\/store-postgres\] .*does not exist: create it from the package's schema\.sql/);
+      await expect(missing.claim('k', 5_000)).rejects.toThrow(
+        /^\[@payhook\/store-postgres\] .*does not exist: create it from the package's schema\.sql/,
+      );
       expect(() => postgresStore({ pool, table: 'x; drop table y' })).toThrow(/table must be a plain identifier/);
       expect(() => postgresStore({})).toThrow(/pass `connectionString`/);
     });
@@ -197,7 +201,9 @@ describe.skipIf(!url)('postgres', () => {
       await until(() => backend !== 0, { what: "the server to run the effect's first query" });
       await pool.query('select pg_terminate_backend($1)', [backend]);
       // Without an 'error' listener on the checked-out client this was an uncaught error: the process ended.
-      expect((await running)?.message).toMatch(/^\[@payhook\/store-postgres\] the connection to PostgreSQL broke during a transaction \(terminating connection/);
+      expect((await running)?.message).toMatch(
+        /^\[@payhook\/store-postgres\] the connection to PostgreSQL broke during a transaction \(terminating connection/,
+      );
       // The broken client was discarded, not handed back to the pool.
       expect(removed).toContain(held);
       // The claim is still held (the receiver releases it on the failure); the next transaction works.
@@ -232,7 +238,9 @@ describe.skipIf(!url)('postgres', () => {
         ];
         for (const st of stores) for (let i = 0; i < 3; i++) await st.get(`durability_${i}`);
         // Every store but the silenced one checked, once; a second warning could only come from one of these checks.
-        const asked = checks.map((c) => c.mock.calls.flatMap(([query], i) => (query === 'SHOW synchronous_commit' ? [c.mock.results[i]!.value as unknown] : [])));
+        const asked = checks.map((c) =>
+          c.mock.calls.flatMap(([query], i) => (query === 'SHOW synchronous_commit' ? [c.mock.results[i]!.value as unknown] : [])),
+        );
         expect(asked.map((a) => a.length)).toEqual([1, 0, 1]);
         // Wait for each check's answer: the warning, if any, is printed before anything awaiting the same answer goes on.
         await Promise.allSettled(asked.flat());
@@ -244,6 +252,5 @@ describe.skipIf(!url)('postgres', () => {
         await Promise.all(pools.map((p) => p.end()));
       }
     });
-
   });
 });

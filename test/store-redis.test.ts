@@ -104,7 +104,8 @@ describe.skipIf(!url || !hasRedisServer())('the redis store on a server that kee
     // The check is a CONFIG GET of its own, sent beside a store's first claim and not awaited by it.
     const checks = stores.map((store) => vi.spyOn(store.client, 'config'));
     try {
-      for (const [n, store] of stores.entries()) for (let i = 0; i < 3; i++) expect((await store.claim(`durability_${n}_${i}`, 5_000)).status).toBe('claimed');
+      for (const [n, store] of stores.entries())
+        for (let i = 0; i < 3; i++) expect((await store.claim(`durability_${n}_${i}`, 5_000)).status).toBe('claimed');
       // Every store but the silenced one checked, once; a second warning could only come from one of these checks.
       expect(checks.map((c) => c.mock.calls.length)).toEqual([1, 0, 1, 1]);
       // Wait for each check's answer: the warning, if any, is printed before anything awaiting the same answer goes on.

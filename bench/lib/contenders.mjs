@@ -18,11 +18,18 @@ export const STORE_MAX = 1024;
 export const ROWS = {
   process: { label: 'payhook `adapterOf(receiver).process` (Buffer body, memory store)', async: true },
   processOtelNoop: {
-    label: 'payhook `process` with `telemetry: openTelemetry()` (`@payhook/core/otel`, no OpenTelemetry SDK registered: the no-op tracer and meter)',
+    label:
+      'payhook `process` with `telemetry: openTelemetry()` (`@payhook/core/otel`, no OpenTelemetry SDK registered: the no-op tracer and meter)',
     async: true,
   },
-  processLedger: { label: 'payhook `process` with the memory store\'s ledger on (`memoryStore({ ledger: true })`: a record per delivery, body kept)', async: true },
-  processNoStore: { label: 'payhook `process` on a store that does nothing (what deduplication costs: not a configuration to run)', async: true },
+  processLedger: {
+    label: "payhook `process` with the memory store's ledger on (`memoryStore({ ledger: true })`: a record per delivery, body kept)",
+    async: true,
+  },
+  processNoStore: {
+    label: 'payhook `process` on a store that does nothing (what deduplication costs: not a configuration to run)',
+    async: true,
+  },
   floor: { label: 'floor: HMAC + timingSafeEqual + JSON.parse (Buffer body)' },
   octokit: { label: '@octokit/webhooks `verifyAndReceive` (string payload)', async: true },
   stripe: { label: 'stripe `webhooks.constructEvent` (Buffer body)' },
@@ -102,7 +109,9 @@ export function makeContenders({ core, adapter, otel, peers }, d = makeDeliverie
       body: d.bodies[i],
     });
   const newReceiver = (name, extra = {}, storeOptions = {}) =>
-    core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX, ...storeOptions }), ...extra }).on('payment.success', handlerFor(name));
+    core
+      .createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX, ...storeOptions }), ...extra })
+      .on('payment.success', handlerFor(name));
 
   const signed = peers && signPeers(peers, d);
   const needPeers = (name) => {
@@ -179,8 +188,16 @@ export function makeContenders({ core, adapter, otel, peers }, d = makeDeliverie
     processNoStore(name) {
       const claimed = { status: 'claimed', token: 't', attempt: 1 };
       const yes = () => true;
-      const store = { claim: async () => claimed, complete: async () => true, release: async () => true, extend: async () => true, get: async () => undefined };
-      Object.defineProperty(store, Symbol.for('payhook.store.sync'), { value: { claim: () => claimed, complete: yes, release: yes, extend: yes } });
+      const store = {
+        claim: async () => claimed,
+        complete: async () => true,
+        release: async () => true,
+        extend: async () => true,
+        get: async () => undefined,
+      };
+      Object.defineProperty(store, Symbol.for('payhook.store.sync'), {
+        value: { claim: () => claimed, complete: yes, release: yes, extend: yes },
+      });
       const { process } = adapter.adapterOf(core.createReceiver({ secret: SECRET, store }).on('payment.success', handlerFor(name)));
       const k = next(name);
       return () => {

@@ -21,7 +21,18 @@ export const GROUPS = {
   other: 'other (V8 runtime, promise machinery not attributed)',
 };
 
-const SIG = ['prepare', 'fromHex', 'nibble', 'toBytes', 'outcome', 'equalConstantTime', 'verifySignature', 'createVerifier', 'nodeCrypto', 'requireNodeCrypto'];
+const SIG = [
+  'prepare',
+  'fromHex',
+  'nibble',
+  'toBytes',
+  'outcome',
+  'equalConstantTime',
+  'verifySignature',
+  'createVerifier',
+  'nodeCrypto',
+  'requireNodeCrypto',
+];
 const SHAPE = ['isPaymentEventShape', 'isText', 'isFilled', 'isObject'];
 const STORE = ['claim', 'complete', 'held', 'memoryStore', 'release', 'extend'];
 
@@ -29,7 +40,8 @@ function classify({ url, functionName: fn }, coreUrl) {
   if (fn === '(idle)' || fn === '(program)') return null;
   if (fn === '(garbage collector)') return GROUPS.gc;
   // The shape check's regexes (MONEY, CURRENCY, TIMESTAMP); zod runs them only on the error path.
-  if (fn.startsWith('RegExp: ^\\d{1,9}') || fn.startsWith('RegExp: ^[A-Z]{3}') || fn.startsWith('RegExp: ^(?:(?:\\d\\d')) return GROUPS.shape;
+  if (fn.startsWith('RegExp: ^\\d{1,9}') || fn.startsWith('RegExp: ^[A-Z]{3}') || fn.startsWith('RegExp: ^(?:(?:\\d\\d'))
+    return GROUPS.shape;
   if (fn.startsWith('RegExp: [A-F]')) return GROUPS.coreSig;
   if (url.includes('zod')) return GROUPS.zod;
   if (url.includes('lru-cache')) return GROUPS.lru;
@@ -83,6 +95,7 @@ export async function profilePipeline(fn, { coreUrl, ms = 2500 }) {
     groups.set(g, (groups.get(g) ?? 0) + dt);
     total += dt;
   }
-  for (const [k, t] of [...debug].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.error(((t / total) * 100).toFixed(1).padStart(5) + '%', k);
+  for (const [k, t] of [...debug].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.error(((t / total) * 100).toFixed(1).padStart(5) + '%', k);
   return [...groups].map(([group, t]) => ({ group, share: t / total })).sort((x, y) => y.share - x.share);
 }

@@ -21,7 +21,12 @@ export function targetRatios(t, targets) {
     handleRaw: t.handle / t.process,
     handleNet: (t.handle - t.webStandard) / t.process,
   };
-  const met = { octokit: r.octokit >= targets.octokit, floor: r.floor >= targets.floor, handleRaw: r.handleRaw <= targets.handle, handleNet: r.handleNet <= targets.handle };
+  const met = {
+    octokit: r.octokit >= targets.octokit,
+    floor: r.floor >= targets.floor,
+    handleRaw: r.handleRaw <= targets.handle,
+    handleNet: r.handleNet <= targets.handle,
+  };
   return { ...r, met };
 }
 
@@ -44,9 +49,22 @@ export function coreFindings({ rows, results, targets, wall, cpu, pieces, profil
     `- against the other peers (throughput, no target): process / stripe \`constructEvent\` **${x(t('stripe') / t('process'))}**, process / svix \`verify\` **${x(t('svix') / t('process'))}** (floor / stripe ${x(t('stripe') / t('floor'))}, floor / svix ${x(t('svix') / t('floor'))})`,
     `- informative: process with a string body / with a Buffer body (throughput): ${x(t('process') / t('processString'))}; floor string / Buffer: ${x(t('floor') / t('floorString'))}`,
     ...telemetryText(results, cpu),
-    `- cross-check on CPU time (process.cpuUsage; process, ${results.processOtelNoop ? 'processOtelNoop, ' : ''}floor and Octokit interleaved in chunks of 1500 iterations, then handle with webStandard, then the peers; median of 40 chunks): ${Object.entries(cpu.perDelivery).map(([k, v]) => `${k} ${fmtNs(v)}`).join(', ')} per delivery; process / Octokit ${x(cpu.octokit)}, process / floor ${x(cpu.floor)}, handle / process raw ${x(cpu.handleRaw)}, (handle − webStandard) / process ${x(cpu.handleNet)}`,
+    `- cross-check on CPU time (process.cpuUsage; process, ${results.processOtelNoop ? 'processOtelNoop, ' : ''}floor and Octokit interleaved in chunks of 1500 iterations, then handle with webStandard, then the peers; median of 40 chunks): ${Object.entries(
+      cpu.perDelivery,
+    )
+      .map(([k, v]) => `${k} ${fmtNs(v)}`)
+      .join(
+        ', ',
+      )} per delivery; process / Octokit ${x(cpu.octokit)}, process / floor ${x(cpu.floor)}, handle / process raw ${x(cpu.handleRaw)}, (handle − webStandard) / process ${x(cpu.handleNet)}`,
   ];
-  return [...table, '', ...ratios, ...piecesText(pieces, t('process')), ...boundsText(profileShares, cpu, wall, targets), ...handleText(handleProfile)];
+  return [
+    ...table,
+    '',
+    ...ratios,
+    ...piecesText(pieces, t('process')),
+    ...boundsText(profileShares, cpu, wall, targets),
+    ...handleText(handleProfile),
+  ];
 }
 
 /** What `telemetry: openTelemetry()` adds with no SDK registered (the no-op tracer and meter): the issue's target is under 10%. */
@@ -69,14 +87,19 @@ function piecesText(pieces, pipe) {
     '### The pipeline in pieces',
     '',
     `Each piece alone on the same payloads (one mitata pass), with its share of the pipeline's mean (\`process\`, ${fmtNs(pipe)}).`,
-    'Pieces alone run hotter in cache than inside the pipeline. The pipeline claims and completes through the store\'s',
+    "Pieces alone run hotter in cache than inside the pipeline. The pipeline claims and completes through the store's",
     'synchronous view, so the store piece (two awaits through the public API) overstates what the pipeline pays for it.',
     '',
     '| piece | mean / iter | share of pipeline |',
     '|---|---:|---:|',
     ...rows.map((row) => `| ${row.label} | ${fmtNs(results[row.key].avg)} | ${pct(results[row.key].avg / pipe)} |`),
     '',
-    `The common path's pieces (${commonPath.filter((k) => results[k]).map((k) => k.slice(2)).join(', ')}) add up to ${fmtNs(sum)}, ${pct(sum / pipe)} of the pipeline; the rest is its glue (intake, the router, the report and result objects, the awaits of \`process\`).`,
+    `The common path's pieces (${commonPath
+      .filter((k) => results[k])
+      .map((k) => k.slice(2))
+      .join(
+        ', ',
+      )}) add up to ${fmtNs(sum)}, ${pct(sum / pipe)} of the pipeline; the rest is its glue (intake, the router, the report and result objects, the awaits of \`process\`).`,
     ...notes.map((n) => `\n${n}`),
   ];
 }
@@ -91,7 +114,7 @@ function boundsText(shares, cpu, wall, targets) {
     '### What bounds it',
     '',
     'CPU profile of `process` in a loop (V8 sampling profiler in this process, self time grouped; V8 counts a function it',
-    'inlined as its caller\'s time, so the small steps, the walk and the shape check, may show partly under `parseEvent`):',
+    "inlined as its caller's time, so the small steps, the walk and the shape check, may show partly under `parseEvent`):",
     '',
     '| where the time goes | share |',
     '|---|---:|',
@@ -142,12 +165,14 @@ export function coreSection({ findings, rounds, build, versions, loadStart, size
     `- Machine: ${machine()}`,
     `- Node ${process.version} (V8 ${process.versions.v8}); load average at start ${loadStart}, at end ${load()} (1/5/15 min; above the core count means other processes competed for the CPU and the wall-time figures are inflated; the CPU-time cross-check is less affected)`,
     `- Core measured: ${build}`,
-    `- Versions: ${Object.entries(versions).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `- Versions: ${Object.entries(versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `- Payload: ${N} distinct \`payment.success\` deliveries of the shape of section 2.1 plus realistic extra fields, ${sizes[0] === sizes[1] ? sizes[0] : sizes.join('-')} bytes each, each signed (\`sha256=\` + hex HMAC-SHA256). Every row cycles through the same ${N} bodies and signatures (bench/lib/contenders.mjs builds the deliveries and the rows, for this script and bench/callgrind.mjs).`,
     `- Handler: every row registers one \`payment.success\` handler doing the same trivial work, and it runs on every iteration (checked: handler runs = iterations for every row). For payhook the memory store is \`memoryStore({ max: ${STORE_MAX} })\`: a key is evicted by LRU after ${STORE_MAX} newer keys and comes round again only after ${N - 1}, so every delivery is claimed, handled and completed, never answered as a duplicate. The eviction is inside the measured time, as it is for a full store in production.`,
     '- Input form: `process` (what the adapters call: `adapterOf(receiver).process({ method, signature, body })`) and the floor get the body as a `Buffer`; `@octokit/webhooks` only accepts a string `payload`, so it gets the same bytes already decoded (its own middleware decodes them before this call; that decode is not timed). The string-body rows show payhook on the same terms.',
-    '- `handle` builds a `Request` with the Buffer body, awaits `receiver.handle(request)` and reads the Response\'s text. `webStandard` is what that costs the platform alone: the same Request built, its body read (`arrayBuffer()`), a Response built and read, no payhook; handle − webStandard is payhook\'s share of handle.',
-    '- Octokit: `new Webhooks({ secret, log })`, `on(\'payment.success\', handler)`, `verifyAndReceive({ id, name: \'payment.success\', payload, signature })`. Octokit routes on any `name` string; `on()` with a name outside GitHub\'s list only logs a warning (silenced through `log`). stripe and svix headers are signed afresh before every measured phase (both allow 5 minutes).',
+    "- `handle` builds a `Request` with the Buffer body, awaits `receiver.handle(request)` and reads the Response's text. `webStandard` is what that costs the platform alone: the same Request built, its body read (`arrayBuffer()`), a Response built and read, no payhook; handle − webStandard is payhook's share of handle.",
+    "- Octokit: `new Webhooks({ secret, log })`, `on('payment.success', handler)`, `verifyAndReceive({ id, name: 'payment.success', payload, signature })`. Octokit routes on any `name` string; `on()` with a name outside GitHub's list only logs a warning (silenced through `log`). stripe and svix headers are signed afresh before every measured phase (both allow 5 minutes).",
     `- Figures: the median over ${rounds} round(s) of mitata's mean time per iteration (async rows awaited one at a time, no concurrency). Throughput = 1 / mean. Targets (the issue's): process >= 1.0x Octokit's \`verifyAndReceive\` and >= 0.6x the floor in throughput; \`handle(Request)\` within 1.5x of \`process\` on the same bytes (given raw and net of the platform's cost).`,
     '',
     ...findings,

@@ -45,30 +45,60 @@ export async function pieceRows({ core, distDir, coreDir, deliveries: d }) {
   check('zod', core.paymentEventSchema.safeParse(parsed[0]).success);
 
   const rows = [
-    { key: 'p.verify', label: 'core `createVerifier([secret])` call (hex header decode + `/[A-F]/`, HMAC with a Buffer key, timingSafeEqual)', fn: () => {
-      const j = k();
-      return verify(d.bodies[j], d.signatures[j]);
-    } },
-    { key: 'p.hmac', label: "bare HMAC + timingSafeEqual, as the floor does it", fn: () => {
-      const j = k();
-      return timingSafeEqual(createHmac('sha256', SECRET).update(d.bodies[j]).digest(), Buffer.from(d.signatures[j].slice(7), 'hex'));
-    } },
+    {
+      key: 'p.verify',
+      label: 'core `createVerifier([secret])` call (hex header decode + `/[A-F]/`, HMAC with a Buffer key, timingSafeEqual)',
+      fn: () => {
+        const j = k();
+        return verify(d.bodies[j], d.signatures[j]);
+      },
+    },
+    {
+      key: 'p.hmac',
+      label: 'bare HMAC + timingSafeEqual, as the floor does it',
+      fn: () => {
+        const j = k();
+        return timingSafeEqual(createHmac('sha256', SECRET).update(d.bodies[j]).digest(), Buffer.from(d.signatures[j].slice(7), 'hex'));
+      },
+    },
     { key: 'p.decode', label: 'UTF-8 decode: `TextDecoder({ fatal: true })`', fn: () => utf8.decode(d.bodies[k()]) },
     { key: 'p.json', label: '`JSON.parse` (string)', fn: () => JSON.parse(d.strings[k()]) },
-    { key: 'p.sjson', label: '`secure-json-parse` (error on proto/constructor; its own JSON.parse included): what the prototype-key walk inside the pipeline replaces (the walk is not exported, so it is measured only as part of the pipeline row)', fn: () => secureJson.parse(d.strings[k()], undefined, { protoAction: 'error', constructorAction: 'error' }) },
+    {
+      key: 'p.sjson',
+      label:
+        '`secure-json-parse` (error on proto/constructor; its own JSON.parse included): what the prototype-key walk inside the pipeline replaces (the walk is not exported, so it is measured only as part of the pipeline row)',
+      fn: () => secureJson.parse(d.strings[k()], undefined, { protoAction: 'error', constructorAction: 'error' }),
+    },
     ...(isPaymentEventShape
-      ? [{ key: 'p.shape', label: 'hand shape check `isPaymentEventShape` (from the dist chunk)', fn: () => isPaymentEventShape(parsed[k()]) }]
+      ? [
+          {
+            key: 'p.shape',
+            label: 'hand shape check `isPaymentEventShape` (from the dist chunk)',
+            fn: () => isPaymentEventShape(parsed[k()]),
+          },
+        ]
       : []),
-    { key: 'p.zod', label: 'zod `paymentEventSchema.safeParse`: what the hand check replaces (zod now runs only for the error)', fn: () => core.paymentEventSchema.safeParse(parsed[k()]) },
-    { key: 'p.store', label: 'memory store `await claim` + `await complete` (public async API, LRU evicting)', async: true, fn: async () => {
-      const key = keys[k()];
-      const c = await store.claim(key, 30_000);
-      return store.complete(key, c.token, { outcome: 'ok' });
-    } },
+    {
+      key: 'p.zod',
+      label: 'zod `paymentEventSchema.safeParse`: what the hand check replaces (zod now runs only for the error)',
+      fn: () => core.paymentEventSchema.safeParse(parsed[k()]),
+    },
+    {
+      key: 'p.store',
+      label: 'memory store `await claim` + `await complete` (public async API, LRU evicting)',
+      async: true,
+      fn: async () => {
+        const key = keys[k()];
+        const c = await store.claim(key, 30_000);
+        return store.complete(key, c.token, { outcome: 'ok' });
+      },
+    },
     { key: 'p.async', label: 'an empty `async` call awaited (per-await baseline)', async: true, fn: async () => i++ },
   ];
   const notes = isPaymentEventShape
     ? []
-    : ['`isPaymentEventShape` is not exported by any chunk of this build, so the hand shape check is not measured alone: it is inside the pipeline row; zod is measured alone.'];
+    : [
+        '`isPaymentEventShape` is not exported by any chunk of this build, so the hand shape check is not measured alone: it is inside the pipeline row; zod is measured alone.',
+      ];
   return { rows, notes, commonPath: ['p.verify', 'p.decode', 'p.json', 'p.shape', 'p.store'] };
 }

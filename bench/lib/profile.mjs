@@ -29,13 +29,31 @@ export async function profile(fn, intervalUs = 200) {
     const { callFrame: f } = byId.get(id);
     if (f.functionName === '(idle)') return;
     const dt = p.timeDeltas[i] ?? 0;
-    const where = f.url.replace(/^file:\/\//, '').replace(/.*\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, '').replace(/.*\/work\/main\//, '');
+    const where = f.url
+      .replace(/^file:\/\//, '')
+      .replace(/.*\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, '')
+      .replace(/.*\/work\/main\//, '');
     const key = `\`${f.functionName || '(anonymous)'}\` ${where ? `${where}:${f.lineNumber + 1}` : '(native)'}`;
     fns.set(key, (fns.get(key) ?? 0) + dt);
-    const pkg = !where ? (f.functionName.startsWith('(') ? f.functionName : 'native (V8/C++)') : where.startsWith('node:') ? where : where.startsWith('packages/') ? where.split('/').slice(0, 2).join('/') : where.split('/').slice(0, where.startsWith('@') ? 2 : 1).join('/');
+    const pkg = !where
+      ? f.functionName.startsWith('(')
+        ? f.functionName
+        : 'native (V8/C++)'
+      : where.startsWith('node:')
+        ? where
+        : where.startsWith('packages/')
+          ? where.split('/').slice(0, 2).join('/')
+          : where
+              .split('/')
+              .slice(0, where.startsWith('@') ? 2 : 1)
+              .join('/');
     pkgs.set(pkg, (pkgs.get(pkg) ?? 0) + dt);
     total += dt;
   });
-  const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, t]) => ({ what: k, share: t / total }));
+  const top = (m, n) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, t]) => ({ what: k, share: t / total }));
   return { functions: top(fns, 15), packages: top(pkgs, 12), totalMs: total / 1000 };
 }

@@ -16,7 +16,11 @@ export function machine() {
   return `${cpus[0]?.model?.trim() ?? 'unknown CPU'}, ${cpus.length} logical cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.platform()} ${os.release()} ${os.arch()}`;
 }
 
-export const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+export const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 /** The installed version of a package, resolved from bench/ (or from `from`, a directory). */
 export function version(name, from = benchDir) {
@@ -77,9 +81,10 @@ export function coreBuild(distDir) {
     const t = statSync(path.join(src, f)).mtimeMs;
     if (t > newest) newest = t;
   }
-  const fresh = newest > built.getTime()
-    ? `; **packages/core/src has files changed after this build** (newest ${iso(new Date(newest))}): rebuild core before trusting these figures`
-    : '; no file under packages/core/src is newer than the build';
+  const fresh =
+    newest > built.getTime()
+      ? `; **packages/core/src has files changed after this build** (newest ${iso(new Date(newest))}): rebuild core before trusting these figures`
+      : '; no file under packages/core/src is newer than the build';
   return `\`${path.relative(root, distDir) || distDir}\` built ${iso(built)}, checkout at ${commit}${fresh}`;
 }
 

@@ -12,7 +12,7 @@ export async function selfCheck(modules, d) {
   };
   for (let i = 0; i < d.bodies.length; i++) {
     if (!core.paymentEventSchema.safeParse(JSON.parse(d.strings[i])).success) fail(`payload ${i} does not pass paymentEventSchema`);
-    if (core.sign(d.bodies[i], SECRET) !== d.signatures[i]) fail("core sign() disagrees with createHmac");
+    if (core.sign(d.bodies[i], SECRET) !== d.signatures[i]) fail('core sign() disagrees with createHmac');
   }
 
   const receiver = core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }), logger: { warn() {} } });
@@ -21,17 +21,22 @@ export async function selfCheck(modules, d) {
     const r = await process({ method: 'POST', signature: d.signatures[i], body: d.bodies[i] });
     if (r.report.outcome !== 'processed') fail(`payhook outcome ${r.report.outcome}, expected processed`);
   }
-  if ((await process({ method: 'POST', signature: d.signatures[0], body: d.bodies[0] })).report.outcome !== 'duplicate') fail('the memory store does not deduplicate');
-  if ((await process({ method: 'POST', signature: d.signatures[1], body: d.bodies[0] })).status !== 401) fail('payhook accepted a wrong signature');
+  if ((await process({ method: 'POST', signature: d.signatures[0], body: d.bodies[0] })).report.outcome !== 'duplicate')
+    fail('the memory store does not deduplicate');
+  if ((await process({ method: 'POST', signature: d.signatures[1], body: d.bodies[0] })).status !== 401)
+    fail('payhook accepted a wrong signature');
 
   if (modules.otel && !modules.otel.missing) {
     // The telemetry option is taken: record() runs once per delivery (else processOtelNoop would measure nothing).
     const otel = modules.otel.openTelemetry();
     let recorded = 0;
     const telemetry = { record: (r, now) => void (recorded++, otel.record(r, now)) };
-    const withOtel = adapter.adapterOf(core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }), telemetry }).on('payment.success', () => {}));
+    const withOtel = adapter.adapterOf(
+      core.createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX }), telemetry }).on('payment.success', () => {}),
+    );
     const r = await withOtel.process({ method: 'POST', signature: d.signatures[0], body: d.bodies[0] });
-    if (r.report.outcome !== 'processed' || recorded !== 1) fail(`with openTelemetry(): outcome ${r.report.outcome}, telemetry recorded ${recorded} time(s), expected processed and 1`);
+    if (r.report.outcome !== 'processed' || recorded !== 1)
+      fail(`with openTelemetry(): outcome ${r.report.outcome}, telemetry recorded ${recorded} time(s), expected processed and 1`);
   }
 
   const webhooks = new Webhooks({ secret: SECRET, log: { debug() {}, info() {}, warn() {}, error() {} } });
@@ -41,7 +46,10 @@ export async function selfCheck(modules, d) {
   if (seen !== 1) fail('the Octokit handler did not run');
   const rejected = await webhooks
     .verifyAndReceive({ id: d.ids[0], name: 'payment.success', payload: d.strings[0], signature: d.signatures[1] })
-    .then(() => false, () => true);
+    .then(
+      () => false,
+      () => true,
+    );
   if (!rejected) fail('Octokit accepted a wrong signature');
 
   if (modules.peers) {
@@ -49,10 +57,15 @@ export async function selfCheck(modules, d) {
     const t = Math.floor(Date.now() / 1000);
     const stripe = new Stripe('sk_test_payhook_bench');
     const header = (i) => stripe.webhooks.generateTestHeaderString({ payload: d.strings[i], secret: 'whsec_x', timestamp: t });
-    if (stripe.webhooks.constructEvent(d.bodies[0], header(0), 'whsec_x').reference !== payloadFor(0).reference) fail('stripe did not return the event');
+    if (stripe.webhooks.constructEvent(d.bodies[0], header(0), 'whsec_x').reference !== payloadFor(0).reference)
+      fail('stripe did not return the event');
     if (!throws(() => stripe.webhooks.constructEvent(d.bodies[0], header(1), 'whsec_x'))) fail('stripe accepted a wrong signature');
     const svix = new Svix('whsec_' + Buffer.from('payhook-bench-self-check-secret!').toString('base64'));
-    const headers = (i) => ({ 'svix-id': 'msg_1', 'svix-timestamp': String(t), 'svix-signature': svix.sign('msg_1', new Date(t * 1000), d.strings[i]) });
+    const headers = (i) => ({
+      'svix-id': 'msg_1',
+      'svix-timestamp': String(t),
+      'svix-signature': svix.sign('msg_1', new Date(t * 1000), d.strings[i]),
+    });
     if (svix.verify(d.bodies[0], headers(0)).reference !== payloadFor(0).reference) fail('svix did not return the event');
     if (!throws(() => svix.verify(d.bodies[0], headers(1)))) fail('svix accepted a wrong signature');
   }

@@ -6,7 +6,9 @@ const g = globalThis;
 g.__payhookBench ??= { counts, handle };
 export const benchCounts = g.__payhookBench.counts;
 export const benchHandle = g.__payhookBench.handle;
-g.__payhookBenchReceiver ??= createReceiver({ secret: SECRET, store: memoryStore({ max: STORE_MAX }), logger: { warn() {} } }).onAny((event) => {
-  benchHandle('payhook', event);
-});
+g.__payhookBenchReceiver ??= createReceiver({ secret: SECRET, store: memoryStore({ max: STORE_MAX }), logger: { warn() {} } }).onAny(
+  (event) => {
+    benchHandle('payhook', event);
+  },
+);
 export const receiver = g.__payhookBenchReceiver;

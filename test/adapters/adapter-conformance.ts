@@ -26,7 +26,10 @@ const [current] = SCENARIO.secrets;
 
 function readLog(file: string): LogLine[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LogLine);
 }
 const runsOf = (file: string, reference: string) =>
   readLog(file).filter((l): l is Extract<LogLine, { kind: 'run' }> => l.kind === 'run' && l.reference === reference);
@@ -86,16 +89,27 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
         expect(Object.keys(headers)).toContain('x-epay-signature');
         const first = await send(epay.url, { headers, body });
         const copy = await send(epay.url, { headers, body });
-        expect([first.status, JSON.parse(first.text), copy.status, JSON.parse(copy.text)]).toEqual([200, { outcome: 'processed' }, 200, { outcome: 'duplicate' }]);
+        expect([first.status, JSON.parse(first.text), copy.status, JSON.parse(copy.text)]).toEqual([
+          200,
+          { outcome: 'processed' },
+          200,
+          { outcome: 'duplicate' },
+        ]);
         expect(runsOf(epay.logFile, event.reference)).toMatchObject([{ event: 'payment.success', email: null, attempt: 1 }]);
       });
 
       it('refuses the interface header there, and the log names the one to set', async () => {
         const event = createEvent('payment.success');
         const res = await deliver(event);
-        const again = await send(epay.url, { headers: signedBody(JSON.stringify(event), { secret: current! }).headers, body: JSON.stringify(event) });
+        const again = await send(epay.url, {
+          headers: signedBody(JSON.stringify(event), { secret: current! }).headers,
+          body: JSON.stringify(event),
+        });
         expect([res.status, again.status]).toEqual([200, 401]);
-        expect(reportsOf(epay.logFile, (r) => r.status === 401).at(-1)).toMatchObject({ outcome: 'unauthorized', signatureHeaderSeen: 'x-service-signature' });
+        expect(reportsOf(epay.logFile, (r) => r.status === 401).at(-1)).toMatchObject({
+          outcome: 'unauthorized',
+          signatureHeaderSeen: 'x-service-signature',
+        });
       });
     });
 
@@ -121,7 +135,10 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     it("answers a stranger's deeply nested body under a well-formed signature header with the bare 401, and goes on", async () => {
       // 6,000 levels overflowed the stack of the signature diagnosis (issue 30); the limit here is 4,096 bytes.
       const body = `${'['.repeat(2000)}${']'.repeat(2000)}`;
-      const res = await send(s.url, { headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'ab'.repeat(32)}` }, body });
+      const res = await send(s.url, {
+        headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'ab'.repeat(32)}` },
+        body,
+      });
       expect([res.status, res.text]).toEqual([401, '{"outcome":"unauthorized"}']);
       const event = createEvent('payment.success');
       expect((await deliver(event)).status).toBe(200);
@@ -149,14 +166,19 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
     });
 
     it('answers 413 to a signed body over maxBodyBytes, and runs nothing', async () => {
-      const event = createEvent('payment.success', { customer: { name: 'x'.repeat(SCENARIO.maxBodyBytes), email: 'a@example.com', phone: '251911234567' } });
+      const event = createEvent('payment.success', {
+        customer: { name: 'x'.repeat(SCENARIO.maxBodyBytes), email: 'a@example.com', phone: '251911234567' },
+      });
       const res = await deliver(event);
       expect([res.status, JSON.parse(res.text)]).toEqual([413, { outcome: 'too-large' }]);
       expect(runsOf(s.logFile, event.reference)).toHaveLength(0);
     });
 
     it('takes a signed body of exactly maxBodyBytes, whole or chunked, and answers 413 to one byte more', async () => {
-      for (const [bytes, status] of [[SCENARIO.maxBodyBytes, 200], [SCENARIO.maxBodyBytes + 1, 413]] as const) {
+      for (const [bytes, status] of [
+        [SCENARIO.maxBodyBytes, 200],
+        [SCENARIO.maxBodyBytes + 1, 413],
+      ] as const) {
         const { event, body } = sized(bytes);
         const { headers } = signedBody(body, { secret: current! });
         const raw = Buffer.from(body);
@@ -170,7 +192,10 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
 
     it('answers 413 to a chunked body without Content-Length, counting the bytes', async () => {
       const chunks = Array.from({ length: 20 }, () => Buffer.alloc(SCENARIO.maxBodyBytes / 8, 0x20));
-      const res = await send(s.url, { headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'0'.repeat(64)}` }, chunks });
+      const res = await send(s.url, {
+        headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'0'.repeat(64)}` },
+        chunks,
+      });
       expect(res.status).toBe(413);
     });
 
@@ -183,7 +208,7 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
     });
 
-    describe('with the framework\'s JSON body parser mounted first', () => {
+    describe("with the framework's JSON body parser mounted first", () => {
       const p = server(adapter.parserFirst.start);
       const echoUrl = () => (p.served as Served & { echoUrl: string }).echoUrl;
       const { expect: expected } = adapter.parserFirst;
@@ -234,7 +259,10 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
         });
 
         it('holds kept bytes to maxBodyBytes too: exactly the limit runs, one byte more is 413', async () => {
-          for (const [bytes, status] of [[SCENARIO.maxBodyBytes, 200], [SCENARIO.maxBodyBytes + 1, 413]] as const) {
+          for (const [bytes, status] of [
+            [SCENARIO.maxBodyBytes, 200],
+            [SCENARIO.maxBodyBytes + 1, 413],
+          ] as const) {
             const { event, body } = sized(bytes);
             const { headers } = signedBody(body, { secret: current! });
             expect((await send(k.url, { headers, body })).status, `${bytes} bytes`).toBe(status);

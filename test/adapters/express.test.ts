@@ -6,7 +6,10 @@ import { adapterConformance } from './adapter-conformance.js';
 import { listen } from './http.js';
 import { scenarioReceiver } from './next-app/lib/scenario.js';
 
-for (const [name, express] of [['express 5', express5], ['express 4', express4]] as const) {
+for (const [name, express] of [
+  ['express 5', express5],
+  ['express 4', express4],
+] as const) {
   const serve = async (logFile: string, parser?: 'plain' | 'keeping bytes', signatureHeader?: string) => {
     const app = express();
     if (parser === 'plain') app.use(express.json());

@@ -14,7 +14,9 @@ const serve = async (logFile: string, runtime: 'fetch' | 'node-server', jsonFirs
   app.post('/echo', async (c) => c.json({ parsed: await c.req.json() }));
   app.all('/webhooks', payhookHono(scenarioReceiver(logFile, signatureHeader)));
   const served =
-    runtime === 'fetch' ? await serveFetch(app.fetch, '/webhooks') : await listen(http.createServer(getRequestListener(app.fetch)), '/webhooks');
+    runtime === 'fetch'
+      ? await serveFetch(app.fetch, '/webhooks')
+      : await listen(http.createServer(getRequestListener(app.fetch)), '/webhooks');
   return { ...served, echoUrl: served.url.replace(/\/webhooks$/, '/echo') };
 };
 

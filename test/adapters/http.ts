@@ -20,7 +20,13 @@ export interface Sent {
  */
 export function send(
   url: string,
-  { method = 'POST', headers = {}, body, chunks, timeoutMs = 5_000 }: {
+  {
+    method = 'POST',
+    headers = {},
+    body,
+    chunks,
+    timeoutMs = 5_000,
+  }: {
     method?: string;
     headers?: Record<string, string | string[]>;
     body?: string;
@@ -60,10 +66,11 @@ export function listen(server: http.Server, path: string): Promise<Served> {
     server.listen(0, '127.0.0.1', () =>
       resolve({
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
-        close: () => new Promise<void>((done) => {
-          server.closeAllConnections();
-          server.close(() => done());
-        }),
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
       }),
     ),
   );

@@ -43,11 +43,16 @@ describe('one next start process, both routers, on the default memory store', ()
         const res = await fetch(new URL(route, app.url), { method: 'POST', headers, body });
         expect(res.status, route).toBe(200);
       }
-      const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine);
+      const lines = readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as LogLine);
       expect(lines.filter((l) => l.kind === 'run' && l.reference === event.reference)).toHaveLength(2);
       const warnings = lines.filter((l) => l.kind === 'warn');
       expect(warnings).toEqual([expect.objectContaining({ cause: 'several-copies' })]);
-      expect(warnings[0]).toMatchObject({ message: expect.stringMatching(/^\[@payhook\/core\] the memory store cannot deduplicate.*redisStore.*postgresStore/) });
+      expect(warnings[0]).toMatchObject({
+        message: expect.stringMatching(/^\[@payhook\/core\] the memory store cannot deduplicate.*redisStore.*postgresStore/),
+      });
     } finally {
       await app.close();
     }

@@ -53,7 +53,10 @@ describe('initialize', () => {
   it('refuses a bad amount before spending a request', async () => {
     // go-sdk TestInitializeValidatesBeforeSpendingARequest; php-sdk testInitializeValidatesBeforeSpendingARequest
     server.script();
-    expect(await rejection(client().transactions.initialize({ ...INPUT, amount: '-1' }))).toMatchObject({ status: 400, request: { sent: false } });
+    expect(await rejection(client().transactions.initialize({ ...INPUT, amount: '-1' }))).toMatchObject({
+      status: 400,
+      request: { sent: false },
+    });
     expect(server.calls).toHaveLength(0);
   });
 
@@ -115,7 +118,9 @@ describe('transactions', () => {
   it('sends the list filters as status, currency, from and to', async () => {
     // go-sdk TestListBuildsTheDocumentedQuery; php-sdk testListBuildsTheDocumentedQuery (they upper-case "etb"; we refuse it, so ETB)
     server.script({ status: 200, body: F.EMPTY_PAGE });
-    expect(await client().transactions.list({ status: 'completed', currency: 'ETB', from: '2026-08-01', to: '2026-08-31' })).toEqual(F.EMPTY_PAGE);
+    expect(await client().transactions.list({ status: 'completed', currency: 'ETB', from: '2026-08-01', to: '2026-08-31' })).toEqual(
+      F.EMPTY_PAGE,
+    );
     const query = Object.fromEntries(server.calls[0]!.query);
     expect(query).toEqual({ status: 'completed', currency: 'ETB', from: '2026-08-01', to: '2026-08-31' });
     expect(server.calls[0]!.path).toBe('/v1/transactions');
@@ -144,13 +149,23 @@ describe('transactions', () => {
     server.script({ status: 200, body: F.PAGES[0] });
     const page = await client({ apiKey: 'sk_live_abc123' }).transactions.list({ status: 'completed' });
     expect(page).toMatchObject({ nextCursor: 'cur_1', hasMore: true });
-    expect(page.data[0]).toMatchObject({ reference: 'P1', currencyCode: 'ETB', serviceFee: null, customer: null, paymentMethod: null, mode: 'live' });
+    expect(page.data[0]).toMatchObject({
+      reference: 'P1',
+      currencyCode: 'ETB',
+      serviceFee: null,
+      customer: null,
+      paymentMethod: null,
+      mode: 'live',
+    });
   });
 
   it('asks for no page it does not need when the caller stops early', async () => {
     // go-sdk TestCollectStopsAtTheLimit (its row, createdAt "x" included)
     const r = { reference: 'P', status: 'pending', amount: '1.00', currencyCode: 'ETB', createdAt: 'x' };
-    server.script({ status: 200, body: { data: [r, r], nextCursor: 'cur_1', hasMore: true } }, { status: 200, body: { data: [r], nextCursor: 'cur_2', hasMore: true } });
+    server.script(
+      { status: 200, body: { data: [r, r], nextCursor: 'cur_1', hasMore: true } },
+      { status: 200, body: { data: [r], nextCursor: 'cur_2', hasMore: true } },
+    );
     const collected: unknown[] = [];
     for await (const t of client().transactions.listAll()) if (collected.push(t) >= 3) break;
     expect(collected).toHaveLength(3);
@@ -189,7 +204,9 @@ describe('transactions', () => {
     // go-sdk TestDefaultHeadersAreSentOnEveryRequest (its `{}` retrieve reply)
     server.script({ status: 200, body: {} });
     const error = await rejection(client().transactions.retrieve('P1'));
-    expect(error.message).toMatch(/^\[@payhook\/client\] GET \/v1\/transactions\/P1 failed with 200: the answer does not have the documented shape: field "reference" is missing/);
+    expect(error.message).toMatch(
+      /^\[@payhook\/client\] GET \/v1\/transactions\/P1 failed with 200: the answer does not have the documented shape: field "reference" is missing/,
+    );
   });
 });
 
@@ -197,7 +214,10 @@ describe('errors and retries', () => {
   it('does not retry a 401, and keeps its message', async () => {
     // go-sdk TestA5xxOnAGetIsRetriedAndA4xxIsNot; php-sdk testA4xxIsNotRetried
     server.script({ status: 401, body: { status: 'error', data: { message: 'Invalid API key' } } });
-    expect(await rejection(client({ maxRetries: 3 }).transactions.retrieve('P1'))).toMatchObject({ status: 401, serviceMessage: 'Invalid API key' });
+    expect(await rejection(client({ maxRetries: 3 }).transactions.retrieve('P1'))).toMatchObject({
+      status: 401,
+      serviceMessage: 'Invalid API key',
+    });
     expect(server.calls).toHaveLength(1);
   });
 

@@ -92,7 +92,13 @@ async function call(method: string, path: string, body?: unknown, key = KEY): Pr
 
 // The body both SDKs send: amount with two decimals, upper-case currency, +251 phone (go-sdk client_test.go TestInitializeSendsTheDocumentedRequest).
 const initialize = (fields: Record<string, unknown> = {}) =>
-  call('POST', '/v1/transactions/initialize', { amount: '250.00', currencyCode: 'ETB', customerPhone: '+251911234567', merchantReference: 'order_123', ...fields });
+  call('POST', '/v1/transactions/initialize', {
+    amount: '250.00',
+    currencyCode: 'ETB',
+    customerPhone: '+251911234567',
+    merchantReference: 'order_123',
+    ...fields,
+  });
 
 beforeAll(async () => {
   service = createReferenceService({
@@ -101,7 +107,10 @@ beforeAll(async () => {
     merchants: [
       {
         id: 'sdk',
-        apiKeys: [{ key: KEY }, { key: NO_PROVIDER_KEY, permissions: ['transactions:initialize', 'transactions:read', 'list_platform_payment_provider'] }],
+        apiKeys: [
+          { key: KEY },
+          { key: NO_PROVIDER_KEY, permissions: ['transactions:initialize', 'transactions:read', 'list_platform_payment_provider'] },
+        ],
         webhookSecret: 'whsec_blackbox',
         providers: ['telebirr', 'cbe_birr'],
       },
@@ -134,8 +143,18 @@ describe('the reference service answers what the official SDKs read', () => {
     const res = await call('GET', `/v1/transactions/${reference}/verify`);
     expect(res.status).toBe(200);
     expectShape(res.json, VERIFIED_PAYMENT);
-    expect(res.json).toMatchObject({ reference, status: 'completed', amount: '250.00', serviceFee: expect.stringMatching(/^\d+\.\d{2}$/), currencyCode: 'ETB' });
-    expect(res.json.customer).toEqual({ name: 'Abebe Bikila', email: expect.any(String), phone: expect.stringMatching(/^\+?251911234567$/) });
+    expect(res.json).toMatchObject({
+      reference,
+      status: 'completed',
+      amount: '250.00',
+      serviceFee: expect.stringMatching(/^\d+\.\d{2}$/),
+      currencyCode: 'ETB',
+    });
+    expect(res.json.customer).toEqual({
+      name: 'Abebe Bikila',
+      email: expect.any(String),
+      phone: expect.stringMatching(/^\+?251911234567$/),
+    });
     expect(res.json.paidAt).toMatch(ISO);
     // Transaction endpoints say currencyCode; only the webhook says currency (go-sdk types.go WebhookEvent comment).
     expect(res.json).not.toHaveProperty('currency');
@@ -153,7 +172,14 @@ describe('the reference service answers what the official SDKs read', () => {
     const res = await call('GET', `/v1/transactions/${reference}`);
     expect(res.status).toBe(200);
     expectShape(res.json, TRANSACTION);
-    expect(res.json).toMatchObject({ reference, merchantReference: 'order_123', status: 'pending', amount: '250.00', currencyCode: 'ETB', paidAt: null });
+    expect(res.json).toMatchObject({
+      reference,
+      merchantReference: 'order_123',
+      status: 'pending',
+      amount: '250.00',
+      currencyCode: 'ETB',
+      paidAt: null,
+    });
     expect(STATUSES).toContain(res.json.status);
     expect(res.json.createdAt).toMatch(ISO);
   });
@@ -202,7 +228,13 @@ describe('the reference service answers what the official SDKs read', () => {
     expectShape(res.json, { reference: 'string' });
     expect(res.json.reference).toBe(reference);
     res.json.events.forEach((event: unknown, i: number) => expectShape(event, TIMELINE_EVENT, `events[${i}]`));
-    expect(res.json.events.map((e: { eventType: string; errorCode: string | null; errorMessage: string | null }) => [e.eventType, e.errorCode, e.errorMessage])).toEqual([
+    expect(
+      res.json.events.map((e: { eventType: string; errorCode: string | null; errorMessage: string | null }) => [
+        e.eventType,
+        e.errorCode,
+        e.errorMessage,
+      ]),
+    ).toEqual([
       ['session_created', null, null],
       ['payment_failed', 'INSUFFICIENT_FUNDS', 'no balance'],
     ]);
@@ -233,13 +265,19 @@ describe('the reference service answers what the official SDKs read', () => {
     res.json.data.forEach((p: unknown, i: number) => expectShape(p, PROVIDER, `data[${i}]`));
     const enabled = res.json.data.filter((p: { isEnabled: boolean }) => p.isEnabled).map((p: { providerCode: string }) => p.providerCode);
     expect(enabled).toEqual(['telebirr', 'cbe_birr']);
-    expect(res.json.data.find((p: { providerCode: string }) => p.providerCode === 'awash_bank')).toMatchObject({ isEnabled: false, providerCategory: 'bank' });
+    expect(res.json.data.find((p: { providerCode: string }) => p.providerCode === 'awash_bank')).toMatchObject({
+      isEnabled: false,
+      providerCategory: 'bank',
+    });
   });
 
   it('a key without the provider permission: 403 naming it (go-sdk client_test.go TestAMissingPermissionIsPermissionDenied, php ClientTest testAMissingPermissionSurfacesAsPermissionDenied)', async () => {
     const res = await call('GET', '/v1/payment-providers', undefined, NO_PROVIDER_KEY);
     expect(res.status).toBe(403);
-    expect(res.json).toEqual({ status: 'error', data: { message: expect.stringContaining('Missing get_platform_payment_provider permission') } });
+    expect(res.json).toEqual({
+      status: 'error',
+      data: { message: expect.stringContaining('Missing get_platform_payment_provider permission') },
+    });
     expect((await call('GET', '/v1/payment-providers/list', undefined, NO_PROVIDER_KEY)).status).toBe(200);
   });
 });

@@ -109,7 +109,13 @@ export async function scriptedServer(): Promise<ScriptedServer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const [path, query = ''] = (req.url ?? '/').split('?');
-      calls.push({ method: req.method!, path: path!, query: new URLSearchParams(query), headers: req.headers, body: Buffer.concat(chunks).toString() });
+      calls.push({
+        method: req.method!,
+        path: path!,
+        query: new URLSearchParams(query),
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       const reply = replies.shift() ?? { status: 599, body: { status: 'error', data: { message: 'unexpected extra request' } } };
       const headers: Record<string, string> = { ...reply.headers };
       if (reply.body !== undefined) headers['content-type'] = 'application/json';

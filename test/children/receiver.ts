@@ -54,9 +54,11 @@ async function point(name: string): Promise<never> {
 const ledger = process.env.CHILD_LEDGER === '1';
 // A small pool keeps deliveries waiting for a connection, so most clients pass from one holder to a waiter.
 const pgMax = process.env.CHILD_PG_MAX;
-const connection = pgMax ? { pool: new pg.Pool({ connectionString: url, max: Number(pgMax), connectionTimeoutMillis: 2_000, keepAlive: true }) } : { connectionString: url };
+const connection = pgMax
+  ? { pool: new pg.Pool({ connectionString: url, max: Number(pgMax), connectionTimeoutMillis: 2_000, keepAlive: true }) }
+  : { connectionString: url };
 const pgStore = storeKind === 'postgres' ? postgresStore({ ...connection, ...(ledger && { ledger: true as const }) }) : undefined;
-const base: Store = pgStore ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000, ...(ledger && { ledger: true as const }) }) // test keys clean themselves up;
+const base: Store = pgStore ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000, ...(ledger && { ledger: true as const }) }); // test keys clean themselves up;
 const store: Store =
   hangAt === 'after-claim'
     ? {
@@ -111,7 +113,8 @@ const receiver = createReceiver({
   logger: {
     warn() {},
     // Errors go to stderr, which the parent shows when a test fails.
-    error: (fields: DeliveryReport & { err?: unknown }, message: string) => console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),
+    error: (fields: DeliveryReport & { err?: unknown }, message: string) =>
+      console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),
   },
 }).onAny(handler);
 

@@ -56,8 +56,7 @@ export function startChild(file: string, env: Record<string, string>): Promise<C
             port: Number(ready[1]),
             process: child,
             stderr: () => err,
-            reached: (name) =>
-              seen.has(name) ? Promise.resolve() : new Promise((r) => waiters.push({ name, resolve: r })),
+            reached: (name) => (seen.has(name) ? Promise.resolve() : new Promise((r) => waiters.push({ name, resolve: r }))),
             kill9: async () => {
               if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
               await exited;
@@ -90,7 +89,14 @@ export interface Reply {
 export function post(port: number, body: string, headers: Record<string, string>, timeoutMs?: number): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/webhooks', method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/webhooks',
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (d: string) => (text += d));

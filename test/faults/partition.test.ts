@@ -75,12 +75,20 @@ interface Partitioned {
  * The service's load with a partition of `form` at event `PARTITION_AT`, the probes after the heal,
  * and the resend. Once a child has died nothing more is sent: the test fails on it.
  */
-async function loadWithPartition(children: readonly ChildReceiver[], ports: number[], proxy: TcpProxy, run: string, form: Form): Promise<Partitioned> {
+async function loadWithPartition(
+  children: readonly ChildReceiver[],
+  ports: number[],
+  proxy: TcpProxy,
+  run: string,
+  form: Form,
+): Promise<Partitioned> {
   const halt = () => !children.every(alive);
   const common = { ports, secret: SECRET, run, timeoutMs: SERVICE_TIMEOUT_MS, halt };
   const started = performance.now();
   let probes = 0;
-  let partition: Promise<{ healedAt: number; recoveryMs: number[]; firstAfterHeal: string[]; probes: { index: number; fate: EventFate }[] }> | undefined;
+  let partition:
+    | Promise<{ healedAt: number; recoveryMs: number[]; firstAfterHeal: string[]; probes: { index: number; fate: EventFate }[] }>
+    | undefined;
 
   /** One new event to `port` every 100 ms until one is answered 2xx. */
   const probe = async (port: number, healedAt: number) => {
@@ -108,14 +116,23 @@ async function loadWithPartition(children: readonly ChildReceiver[], ports: numb
         proxy.restore();
         const healedAt = performance.now();
         const probed = await Promise.all(ports.map((port) => probe(port, healedAt)));
-        return { healedAt, recoveryMs: probed.map((p) => Math.round(p.ms)), firstAfterHeal: probed.map((p) => p.reference), probes: probed.flatMap((p) => p.fates) };
+        return {
+          healedAt,
+          recoveryMs: probed.map((p) => Math.round(p.ms)),
+          firstAfterHeal: probed.map((p) => p.reference),
+          probes: probed.flatMap((p) => p.fates),
+        };
       })();
     },
   });
   const p = await partition!;
   // Probes are events too: one the service never got a 2xx for is resent like the others.
   const indexOf = [...first.map((_, i) => i), ...p.probes.map((probe) => probe.index)];
-  const { fates, resent } = await withResend([...first, ...p.probes.map((probe) => probe.fate)], (positions) => serviceLoad({ ...common, events: EVENTS, indices: positions.map((at) => indexOf[at]!) }), halt);
+  const { fates, resent } = await withResend(
+    [...first, ...p.probes.map((probe) => probe.fate)],
+    (positions) => serviceLoad({ ...common, events: EVENTS, indices: positions.map((at) => indexOf[at]!) }),
+    halt,
+  );
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   return { fates, recoveryMs: p.recoveryMs, healedAt: p.healedAt, firstAfterHeal: p.firstAfterHeal, resent, seconds };
 }
@@ -147,10 +164,19 @@ describe.skipIf(!sharedRedis || !redisServer || !pgServer)('a partition that dro
       const children = await Promise.all([startReceiver(env), startReceiver(env)]);
       const effects = new Redis(sharedRedis!);
       try {
-        const r = await loadWithPartition(children, children.map((c) => c.port), proxy, run, form);
+        const r = await loadWithPartition(
+          children,
+          children.map((c) => c.port),
+          proxy,
+          run,
+          form,
+        );
         const counted = await countRedis(effects, run);
         const reruns = [...counted.values()].filter((n) => n > 1).length;
-        console.info(`[faults:partition] redis ${form}: recovered in ${r.recoveryMs.join(', ')} ms, ${r.resent} resent, ${reruns} ran twice, ${r.seconds} s`, tally(r.fates));
+        console.info(
+          `[faults:partition] redis ${form}: recovered in ${r.recoveryMs.join(', ')} ms, ${r.resent} resent, ${reruns} ran twice, ${r.seconds} s`,
+          tally(r.fates),
+        );
         expect(children.map(alive), children.map((c) => c.stderr()).join('\n')).toEqual([true, true]);
         expectAnswers(r);
         // A plain handler: at least once (one whose done record the partition lost runs again).
@@ -182,12 +208,23 @@ describe.skipIf(!sharedRedis || !redisServer || !pgServer)('a partition that dro
       };
       const children = await Promise.all([startReceiver(env), startReceiver(env)]);
       try {
-        const r = await loadWithPartition(children, children.map((c) => c.port), proxy, run, form);
+        const r = await loadWithPartition(
+          children,
+          children.map((c) => c.port),
+          proxy,
+          run,
+          form,
+        );
         const counted = await countPg(reader, run);
-        console.info(`[faults:partition] postgres ${form}: recovered in ${r.recoveryMs.join(', ')} ms, ${r.resent} resent, ${r.seconds} s`, tally(r.fates));
+        console.info(
+          `[faults:partition] postgres ${form}: recovered in ${r.recoveryMs.join(', ')} ms, ${r.resent} resent, ${r.seconds} s`,
+          tally(r.fates),
+        );
         expect(children.map(alive), children.map((c) => c.stderr()).join('\n')).toEqual([true, true]);
         expectAnswers(r);
-        expect(r.fates.filter((f) => counted.get(f.reference) !== 1).map((f) => `${f.reference}: ${counted.get(f.reference) ?? 0}`)).toEqual([]);
+        expect(
+          r.fates.filter((f) => counted.get(f.reference) !== 1).map((f) => `${f.reference}: ${counted.get(f.reference) ?? 0}`),
+        ).toEqual([]);
       } finally {
         await Promise.all(children.map((c) => c.stop()));
         await proxy.close();
@@ -217,23 +254,46 @@ describe.skipIf(!sharedRedis || !redisServer || !pgServer)('a partition that dro
         };
         const [web, worker] = await Promise.all([
           startChild(WEB, env),
-          startChild(WORKER, { ...env, CHILD_RUN: names.run, CHILD_EFFECT: 'transactional', CHILD_LEASE_MS: '1500', CHILD_STALL_MS: '2000' }),
+          startChild(WORKER, {
+            ...env,
+            CHILD_RUN: names.run,
+            CHILD_EFFECT: 'transactional',
+            CHILD_LEASE_MS: '1500',
+            CHILD_STALL_MS: '2000',
+          }),
         ]);
         const view = engineView(engine, names.queue, () => pool, redisServer!.url);
         try {
           const r = await loadWithPartition([web, worker], [web.port], proxy, names.run, form);
           // The worker: how long after the heal the first event the web took after it has its effect.
-          const workerBack = await until(async () => !alive(worker) || (await countPg(pool, names.run)).has(r.firstAfterHeal[0]!), { timeoutMs: 60_000, intervalMs: 100, what: 'the first event after the heal to take effect' }).then(
+          const workerBack = await until(async () => !alive(worker) || (await countPg(pool, names.run)).has(r.firstAfterHeal[0]!), {
+            timeoutMs: 60_000,
+            intervalMs: 100,
+            what: 'the first event after the heal to take effect',
+          }).then(
             () => Math.round(performance.now() - r.healedAt),
             () => Number.POSITIVE_INFINITY,
           );
           const references = r.fates.map((f) => f.reference);
           const drained = await until(
-            async () => ![web, worker].every(alive) || ((await countPg(pool, names.run)).size >= references.length && (await view.unfinished()) === 0),
-            { timeoutMs: 60_000, intervalMs: 250, what: async () => `the drain: effects ${(await countPg(pool, names.run)).size}/${references.length}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}` },
-          ).then(() => 'drained', (e: Error) => e.message);
+            async () =>
+              ![web, worker].every(alive) ||
+              ((await countPg(pool, names.run)).size >= references.length && (await view.unfinished()) === 0),
+            {
+              timeoutMs: 60_000,
+              intervalMs: 250,
+              what: async () =>
+                `the drain: effects ${(await countPg(pool, names.run)).size}/${references.length}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}`,
+            },
+          ).then(
+            () => 'drained',
+            (e: Error) => e.message,
+          );
           const counted = await countPg(pool, names.run);
-          console.info(`[faults:partition] ${engine} ${form}: web recovered in ${r.recoveryMs.join(', ')} ms, worker in ${workerBack} ms, ${r.resent} resent, ${r.seconds} s, jobs ${JSON.stringify(await view.states())}`, tally(r.fates));
+          console.info(
+            `[faults:partition] ${engine} ${form}: web recovered in ${r.recoveryMs.join(', ')} ms, worker in ${workerBack} ms, ${r.resent} resent, ${r.seconds} s, jobs ${JSON.stringify(await view.states())}`,
+            tally(r.fates),
+          );
           expect([web, worker].map(alive), `web:\n${web.stderr()}\nworker:\n${worker.stderr()}`).toEqual([true, true]);
           expectAnswers(r);
           expect(workerBack).toBeLessThanOrEqual(WORKER_RECOVERY_LIMIT_MS);

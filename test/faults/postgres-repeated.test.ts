@@ -39,7 +39,8 @@ type Fault = 'fast' | 'immediate' | 'terminate';
  * sends a warning, not a FATAL: the error comes with the socket's end, in a callback of its own,
  * after a waiting holder has listened.
  */
-const mixed = (n: number): Fault[] => Array.from({ length: n }, (_, k) => (['terminate', 'fast', 'terminate', 'immediate'] as const)[k % 4]!);
+const mixed = (n: number): Fault[] =>
+  Array.from({ length: n }, (_, k) => (['terminate', 'fast', 'terminate', 'immediate'] as const)[k % 4]!);
 
 /**
  * Fault k strikes as event (k + 1) × `step` starts, after fault k − 1 has finished (a restart is
@@ -149,7 +150,10 @@ describe.skipIf(!server)('PostgreSQL ends every connection, again and again unde
       const stderr = children.map((c) => c.stderr()).join('\n');
       const lived = children.map(alive);
       const effects = await effectsOf(run);
-      console.info(`[faults:pg-repeated] transactional+ledger: ${EVENTS} events, faults ${r.faults.join(',')} (${r.terminated} backends terminated), ${r.resent} resent, ${r.seconds} s, slowest answer ${r.maxMs} ms`, tally(r.fates));
+      console.info(
+        `[faults:pg-repeated] transactional+ledger: ${EVENTS} events, faults ${r.faults.join(',')} (${r.terminated} backends terminated), ${r.resent} resent, ${r.seconds} s, slowest answer ${r.maxMs} ms`,
+        tally(r.fates),
+      );
       // The bug of issue 37: a process ended by an 'error' nobody listened to (its stderr says where).
       expect(lived, stderr).toEqual([true, true]);
       expect(r.faults).toHaveLength(40);
@@ -174,7 +178,10 @@ describe.skipIf(!server)('PostgreSQL ends every connection, again and again unde
       const lived = children.map(alive);
       const effects = await effectsOf(run);
       const reruns = [...effects.values()].filter((n) => n > 1).length;
-      console.info(`[faults:pg-repeated] plain: ${EVENTS} events, faults ${r.faults.join(',')}, ${r.resent} resent, ${reruns} ran twice, ${r.seconds} s, slowest answer ${r.maxMs} ms`, tally(r.fates));
+      console.info(
+        `[faults:pg-repeated] plain: ${EVENTS} events, faults ${r.faults.join(',')}, ${r.resent} resent, ${reruns} ran twice, ${r.seconds} s, slowest answer ${r.maxMs} ms`,
+        tally(r.fates),
+      );
       expect(lived, stderr).toEqual([true, true]);
       expect(r.faults).toHaveLength(10);
       expect(r.slow).toEqual([]);
@@ -210,11 +217,22 @@ describe.skipIf(!server)('PostgreSQL ends every connection, again and again unde
       const drained = await until(
         // A dead process fails the test below: no need to wait for a drain that cannot come.
         async () => ![web, worker].every(alive) || ((await countPg(pool, names.run)).size === EVENTS && (await view.unfinished()) === 0),
-        { timeoutMs: 60_000, intervalMs: 500, what: async () => `the drain: effects ${(await countPg(pool, names.run)).size}/${EVENTS}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}` },
-      ).then(() => 'drained', (e: Error) => e.message);
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          what: async () =>
+            `the drain: effects ${(await countPg(pool, names.run)).size}/${EVENTS}, jobs ${JSON.stringify(await view.states())}\n${worker.stderr()}`,
+        },
+      ).then(
+        () => 'drained',
+        (e: Error) => e.message,
+      );
       const lived = [web, worker].map(alive);
       const effects = await countPg(pool, names.run);
-      console.info(`[faults:pg-repeated] pg-boss: ${EVENTS} events, faults ${r.faults.join(',')}, ${r.resent} resent, ${r.seconds} s, slowest answer ${r.maxMs} ms, jobs ${JSON.stringify(await view.states())}, dead letters ${await view.deadLetters()}`, tally(r.fates));
+      console.info(
+        `[faults:pg-repeated] pg-boss: ${EVENTS} events, faults ${r.faults.join(',')}, ${r.resent} resent, ${r.seconds} s, slowest answer ${r.maxMs} ms, jobs ${JSON.stringify(await view.states())}, dead letters ${await view.deadLetters()}`,
+        tally(r.fates),
+      );
       expect(lived, `web:\n${web.stderr()}\nworker:\n${worker.stderr()}`).toEqual([true, true]);
       expect(r.faults).toHaveLength(10);
       expect(r.slow).toEqual([]);

@@ -57,7 +57,14 @@ export async function startPostgres(): Promise<PrivatePostgres | undefined> {
   const pgRun = (tool: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(bin, tool), ...args]) : run(path.join(bin, tool), args);
   const port = await freePort();
-  const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses='127.0.0.1'", '-c fsync=on', '-c synchronous_commit=on', '-c max_connections=60'].join(' ');
+  const options = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    "-c listen_addresses='127.0.0.1'",
+    '-c fsync=on',
+    '-c synchronous_commit=on',
+    '-c max_connections=60',
+  ].join(' ');
   const start = () => pgRun('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-o', options, '-w', '-t', '60', 'start']);
 
   await pgRun('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
@@ -120,4 +127,3 @@ async function waitGone(pid: number): Promise<void> {
   }
   throw new Error(`process ${pid} is still there 5 s after SIGKILL`);
 }
-

@@ -84,7 +84,8 @@ describe.skipIf(!server)('PostgreSQL restarted or killed under load', () => {
     await client.connect();
     try {
       const settings = [];
-      for (const name of ['fsync', 'synchronous_commit']) settings.push(`${name}=${(await client.query<Record<string, string>>(`show ${name}`)).rows[0]![name]}`);
+      for (const name of ['fsync', 'synchronous_commit'])
+        settings.push(`${name}=${(await client.query<Record<string, string>>(`show ${name}`)).rows[0]![name]}`);
       expect(settings).toEqual(['fsync=on', 'synchronous_commit=on']);
     } finally {
       await client.end();
@@ -107,18 +108,30 @@ describe.skipIf(!server)('PostgreSQL restarted or killed under load', () => {
       expect(fates.some((f) => f.answers.some((a) => a.startsWith('5') || a === 'network'))).toBe(true);
       // Only the answers of the status table, never another 5xx.
       for (const answer of Object.keys(tally(fates))) {
-        expect(['200 processed', '200 duplicate', '202 accepted', '409 in-progress', '500 failed', '503 store-unavailable', 'network']).toContain(answer);
+        expect([
+          '200 processed',
+          '200 duplicate',
+          '202 accepted',
+          '409 in-progress',
+          '500 failed',
+          '503 store-unavailable',
+          'network',
+        ]).toContain(answer);
       }
     }, 120_000);
   }
 
-  it.each(['restart', 'kill9'] as const)('%s with a plain handler: the receivers stay up and every acknowledged event has its effect at least once', async (fault) => {
-    const { fates, effects, alive, seconds, stderr } = await underLoad('pg-insert', fault);
-    const reruns = [...effects.values()].filter((n) => n > 1).length;
-    console.info(`[faults:postgres] ${fault}, plain handler: ${EVENTS} events in ${seconds} s, ${reruns} ran twice`, tally(fates));
-    expect(alive, stderr).toEqual([true, true]);
-    expect(fates.filter((f) => !f.acked).map((f) => f.answers)).toEqual([]);
-    for (const f of fates) expect(effects.get(f.reference) ?? 0, f.reference).toBeGreaterThanOrEqual(1);
-    expect(fates.some((f) => f.answers.some((a) => a.startsWith('5') || a === 'network'))).toBe(true);
-  }, 120_000);
+  it.each(['restart', 'kill9'] as const)(
+    '%s with a plain handler: the receivers stay up and every acknowledged event has its effect at least once',
+    async (fault) => {
+      const { fates, effects, alive, seconds, stderr } = await underLoad('pg-insert', fault);
+      const reruns = [...effects.values()].filter((n) => n > 1).length;
+      console.info(`[faults:postgres] ${fault}, plain handler: ${EVENTS} events in ${seconds} s, ${reruns} ran twice`, tally(fates));
+      expect(alive, stderr).toEqual([true, true]);
+      expect(fates.filter((f) => !f.acked).map((f) => f.answers)).toEqual([]);
+      for (const f of fates) expect(effects.get(f.reference) ?? 0, f.reference).toBeGreaterThanOrEqual(1);
+      expect(fates.some((f) => f.answers.some((a) => a.startsWith('5') || a === 'network'))).toBe(true);
+    },
+    120_000,
+  );
 });

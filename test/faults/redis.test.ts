@@ -62,7 +62,10 @@ async function underLoad(persistence: Persistence, fault: Fault) {
     const reruns = [...effects.values()].filter((n) => n > 1).length;
     const doneBefore = first.filter((f) => f.ackedAt !== undefined && f.ackedAt <= faultAt).length;
     const stderr = children.map((c) => c.stderr()).join('\n');
-    console.info(`[faults:redis] ${persistence}, ${fault}: ${reruns} of ${EVENTS} events ran twice (${doneBefore} were done before the fault)`, tally([...first, ...late]));
+    console.info(
+      `[faults:redis] ${persistence}, ${fault}: ${reruns} of ${EVENTS} events ran twice (${doneBefore} were done before the fault)`,
+      tally([...first, ...late]),
+    );
     return { first, late, effects, alive, reruns, stderr };
   } finally {
     await Promise.all(children.map((c) => c.stop()));

@@ -121,7 +121,10 @@ export async function withResend(
 
 /** Every answer that took `limitMs` or longer, as `reference: answer after n ms`. */
 export const slowAnswers = (fates: readonly EventFate[], limitMs: number): string[] =>
-  fates.flatMap((f) => f.answerMs.flatMap((ms, i) => (ms >= limitMs ? [`${f.reference}: ${f.answers[i]} after ${Math.round(ms)} ms`] : [])));
+  fates.flatMap((f) =>
+    f.answerMs.flatMap((ms, i) => (ms >= limitMs ? [`${f.reference}: ${f.answers[i]} after ${Math.round(ms)} ms`] : [])),
+  );
 
 /** The events never acknowledged, with every answer they got. */
-export const unacknowledged = (fates: readonly EventFate[]): string[] => fates.filter((f) => !f.acked).map((f) => `${f.reference}: ${f.answers.join(', ')}`);
+export const unacknowledged = (fates: readonly EventFate[]): string[] =>
+  fates.filter((f) => !f.acked).map((f) => `${f.reference}: ${f.answers.join(', ')}`);

@@ -30,7 +30,11 @@ export const receiver = createReceiver({
 })
   .on('payment.success', async (event, ctx) => {
     if (!fixed) throw new NonRetriableError(`order ${event.merchantReference} is unknown to the order system`);
-    await store.pool.query('insert into payhook_test_effects (run, key, attempt) values ($1, $2, $3)', [run, `${event.reference}:${event.event}`, ctx.attempt]);
+    await store.pool.query('insert into payhook_test_effects (run, key, attempt) values ($1, $2, $3)', [
+      run,
+      `${event.reference}:${event.event}`,
+      ctx.attempt,
+    ]);
   })
   .on('payment.cancelled', async (event, ctx) => {
     if (!fixed) {
@@ -38,5 +42,9 @@ export const receiver = createReceiver({
       await new Promise((r) => setTimeout(r, 500));
       throw new Error('the inventory service is down');
     }
-    await store.pool.query('insert into payhook_test_effects (run, key, attempt) values ($1, $2, $3)', [run, `${event.reference}:${event.event}`, ctx.attempt]);
+    await store.pool.query('insert into payhook_test_effects (run, key, attempt) values ($1, $2, $3)', [
+      run,
+      `${event.reference}:${event.event}`,
+      ctx.attempt,
+    ]);
   });

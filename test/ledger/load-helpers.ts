@@ -134,8 +134,7 @@ export async function serve(receivers: Receiver[]) {
     servers.push(server);
     urls.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`);
   }
-  const close = () =>
-    Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.closeAllConnections(), s.close(() => resolve())))));
+  const close = () => Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.closeAllConnections(), s.close(() => resolve())))));
   return { urls, close };
 }
 
@@ -201,7 +200,11 @@ export async function listAll(ledger: Ledger, query: LedgerQuery = {}): Promise<
 export async function caughtUp(ledger: Ledger, count: number, ms: number): Promise<LedgerEntry[]> {
   let all: LedgerEntry[] = [];
   // The caller reports a shortfall with the records it gets: no throw.
-  await until(async () => (all = await listAll(ledger)).length >= count, { timeoutMs: ms, intervalMs: 25, what: `${count} ledger records` }).catch(() => {});
+  await until(async () => (all = await listAll(ledger)).length >= count, {
+    timeoutMs: ms,
+    intervalMs: 25,
+    what: `${count} ledger records`,
+  }).catch(() => {});
   return all;
 }
 

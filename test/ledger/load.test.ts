@@ -120,12 +120,16 @@ async function loadRun(store: string, p: Plan, receivers: Receiver[], ledger: Le
 
 describe('the ledger under a load of 10,000 deliveries with copies', () => {
   describe('memory store', () => {
-    it('keeps one record per attempt, and answers for a reference', async () => {
-      const p = plan(SEED, tag());
-      const state = runState();
-      const store = memoryStore({ ledger: LEDGER });
-      await loadRun('memory', p, [loadReceiver(store, p, state)], store.ledger!, state);
-    }, TIMEOUT);
+    it(
+      'keeps one record per attempt, and answers for a reference',
+      async () => {
+        const p = plan(SEED, tag());
+        const state = runState();
+        const store = memoryStore({ ledger: LEDGER });
+        await loadRun('memory', p, [loadReceiver(store, p, state)], store.ledger!, state);
+      },
+      TIMEOUT,
+    );
   });
 
   describe.skipIf(!redisUrl)('redis store, two receivers', () => {
@@ -147,13 +151,17 @@ describe('the ledger under a load of 10,000 deliveries with copies', () => {
       }
     });
 
-    it('keeps one record per attempt, and answers for a reference', async () => {
-      const p = plan(SEED, tag());
-      const state = runState();
-      stores = [0, 1].map(() => redisStore({ url: redisUrl!, prefix, ledger: LEDGER, checkDurability: false }));
-      const receivers = stores.map((s) => loadReceiver(s, p, state));
-      await loadRun('redis', p, receivers, stores[0]!.ledger!, state);
-    }, TIMEOUT);
+    it(
+      'keeps one record per attempt, and answers for a reference',
+      async () => {
+        const p = plan(SEED, tag());
+        const state = runState();
+        stores = [0, 1].map(() => redisStore({ url: redisUrl!, prefix, ledger: LEDGER, checkDurability: false }));
+        const receivers = stores.map((s) => loadReceiver(s, p, state));
+        await loadRun('redis', p, receivers, stores[0]!.ledger!, state);
+      },
+      TIMEOUT,
+    );
   });
 
   describe.skipIf(!pgUrl)('postgres store, two receivers', () => {
@@ -171,14 +179,18 @@ describe('the ledger under a load of 10,000 deliveries with copies', () => {
       }
     });
 
-    it('keeps one record per attempt, and answers for a reference', async () => {
-      const p = plan(SEED, tag());
-      const state = runState();
-      stores = [0, 1].map(() => postgresStore({ connectionString: pgUrl!, table, ledger: LEDGER }));
-      // Both tables before the clock starts, as a deployment creates them at boot.
-      for (const s of stores) await s.createTable();
-      const receivers = stores.map((s) => loadReceiver(s, p, state));
-      await loadRun('postgres', p, receivers, stores[1]!.ledger!, state);
-    }, TIMEOUT);
+    it(
+      'keeps one record per attempt, and answers for a reference',
+      async () => {
+        const p = plan(SEED, tag());
+        const state = runState();
+        stores = [0, 1].map(() => postgresStore({ connectionString: pgUrl!, table, ledger: LEDGER }));
+        // Both tables before the clock starts, as a deployment creates them at boot.
+        for (const s of stores) await s.createTable();
+        const receivers = stores.map((s) => loadReceiver(s, p, state));
+        await loadRun('postgres', p, receivers, stores[1]!.ledger!, state);
+      },
+      TIMEOUT,
+    );
   });
 });

@@ -76,10 +76,18 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
       expect((await ref.call('POST', `/_sandbox/transactions/${reference}/${action}`)).status).toBe(200);
     }
     const deliveries = () => references.flatMap((reference) => ref.service.deliveries({ reference }));
-    await until(() => deliveries().length === 3 && deliveries().every((d) => d.state === 'delivered'), { timeoutMs: 10_000, intervalMs: 50, what: 'three deliveries answered 2xx' });
+    await until(() => deliveries().length === 3 && deliveries().every((d) => d.state === 'delivered'), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: 'three deliveries answered 2xx',
+    });
     // The ledger has the cancellation's late failure once its handler ended.
     const ledger = app.store.ledger!;
-    await until(async () => (await ledger.list({ deadLetters: 'open' })).length === 3, { timeoutMs: 10_000, intervalMs: 50, what: 'three dead letters' });
+    await until(async () => (await ledger.list({ deadLetters: 'open' })).length === 3, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: 'three dead letters',
+    });
 
     const listed = await payhook(['dead-letters', 'list']);
     expect(listed.stderr).toBe('');
@@ -90,8 +98,17 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     expect(lines.filter((l) => /202 accepted -> failed\s.*dead: late-failed/.test(l))).toHaveLength(1);
 
     const json = await payhook(['deliveries', 'list', '--reference', references[0]!, '--json']);
-    const [paid] = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as LedgerEntry);
-    expect(paid).toMatchObject({ reference: references[0], event: 'payment.success', outcome: 'rejected', signature: 'valid', error: expect.stringContaining('unknown to the order system') });
+    const [paid] = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as LedgerEntry);
+    expect(paid).toMatchObject({
+      reference: references[0],
+      event: 'payment.success',
+      outcome: 'rejected',
+      signature: 'valid',
+      error: expect.stringContaining('unknown to the order system'),
+    });
     const shown = await payhook(['deliveries', 'show', paid!.id]);
     expect(shown.stdout).toContain(`reference: ${references[0]}`);
     expect(shown.stdout).toMatch(/body:\n\{\n {2}"event": "payment.success"/);
@@ -107,7 +124,9 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     expect(retried.stdout.match(/\(forced\) -> \S+: processed \(200\)/g)).toHaveLength(2);
     expect(retried.stdout.match(/^\S+ -> \S+: processed \(200\)$/gm)).toHaveLength(1);
     const counts = await countPg(effects, run);
-    expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(references.map((r, i) => [`${r}:${i < 2 ? 'payment.success' : 'payment.cancelled'}`, 1])));
+    expect(Object.fromEntries(counts)).toEqual(
+      Object.fromEntries(references.map((r, i) => [`${r}:${i < 2 ? 'payment.success' : 'payment.cancelled'}`, 1])),
+    );
 
     // Nothing is left open, and a second retry or a replay runs nothing again.
     expect((await payhook(['dead-letters', 'list'])).stdout).toBe('no open dead letters\n');
@@ -131,7 +150,9 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     const replayed = await payhook(['replay', 'nope']);
     expect(replayed.code).toBe(1);
     expect(replayed.stdout).toBe('');
-    expect(replayed.stderr).toMatch(/^\[@payhook\/core\] no delivery "nope" in the ledger: .* List the recorded ones with `payhook deliveries list`\.\n$/);
+    expect(replayed.stderr).toMatch(
+      /^\[@payhook\/core\] no delivery "nope" in the ledger: .* List the recorded ones with `payhook deliveries list`\.\n$/,
+    );
   }, 60_000);
 
   it('names the command that loads a TypeScript app, and that command works', async () => {
@@ -140,10 +161,14 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     const plain = await node([...strip, BIN, 'deliveries', 'list', '--reference', `${run}-x`, '--app', APP]);
     expect(plain.code).toBe(2);
     expect(plain.stdout).toBe('');
-    expect(plain.stderr).toMatch(/^\[@payhook\/core\] payhook: cannot load test\/ledger\/app\.ts: Node does not run TypeScript by itself \(Unknown file extension "\.ts" for .*\)\. Run the command through tsx/);
+    expect(plain.stderr).toMatch(
+      /^\[@payhook\/core\] payhook: cannot load test\/ledger\/app\.ts: Node does not run TypeScript by itself \(Unknown file extension "\.ts" for .*\)\. Run the command through tsx/,
+    );
     expect(plain.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|^\s+at /m);
     const suggested = /^ {2}node (.+)$/m.exec(plain.stderr)?.[1];
-    expect(suggested).toBe(`--import tsx node_modules/@payhook/core/bin/payhook.mjs deliveries list --reference ${run}-x --app test/ledger/app.ts`);
+    expect(suggested).toBe(
+      `--import tsx node_modules/@payhook/core/bin/payhook.mjs deliveries list --reference ${run}-x --app test/ledger/app.ts`,
+    );
     const again = await node([...strip, ...suggested!.split(' ')]);
     expect(again).toEqual({ code: 0, stdout: 'no deliveries match\n', stderr: '' });
   }, 60_000);
@@ -152,6 +177,8 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     const memory = await node(['--import', 'tsx', BIN, 'deliveries', 'list', '--app', 'test/ledger/memory-app.ts']);
     expect(memory.code).toBe(2);
     expect(memory.stdout).toBe('');
-    expect(memory.stderr).toMatch(/^\[@payhook\/core\] payhook: the app's store keeps its ledger in memory \(memoryStore\), which lives in the app's own process: this command runs in another, and cannot read it\. Keep the ledger in Redis or Postgres: redisStore\(\{ url, ledger: true \}\) .* or postgresStore\(\{ connectionString, ledger: true \}\)/);
+    expect(memory.stderr).toMatch(
+      /^\[@payhook\/core\] payhook: the app's store keeps its ledger in memory \(memoryStore\), which lives in the app's own process: this command runs in another, and cannot read it\. Keep the ledger in Redis or Postgres: redisStore\(\{ url, ledger: true \}\) .* or postgresStore\(\{ connectionString, ledger: true \}\)/,
+    );
   }, 60_000);
 });

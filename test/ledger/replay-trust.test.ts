@@ -1,4 +1,13 @@
-import { createReceiver, createReconciler, eventFromRecord, retryDeadLetters, type HandlerContext, type LedgerEntry, type PaymentEvent, type Receiver } from '@payhook/core';
+import {
+  createReceiver,
+  createReconciler,
+  eventFromRecord,
+  retryDeadLetters,
+  type HandlerContext,
+  type LedgerEntry,
+  type PaymentEvent,
+  type Receiver,
+} from '@payhook/core';
 import { signedBody, startReferenceService, type TestReferenceService } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countPg, effectsTable } from '../effects.js';
@@ -54,7 +63,14 @@ describe.each(ledgerKinds(redisUrl, pgUrl))('replay and dead-letter retry on a $
     forged = { ...rest, id: forgedId(at), receivedAt: at, body, deadLetter: { reason: 'reconcile-failed', at } };
     await kind.forge(name, forged);
     await effectsTable(pgUrl!).then((p) => p.end());
-    cliEnv = { TRUST_STORE: kind.kind, TRUST_URL: kind.url!, TRUST_NAME: name, TRUST_SECRET: ref.webhookSecret, TRUST_EFFECTS: pgUrl!, TRUST_RUN: run };
+    cliEnv = {
+      TRUST_STORE: kind.kind,
+      TRUST_URL: kind.url!,
+      TRUST_NAME: name,
+      TRUST_SECRET: ref.webhookSecret,
+      TRUST_EFFECTS: pgUrl!,
+      TRUST_RUN: run,
+    };
     fixed = true;
   }, 60_000);
 
@@ -65,19 +81,36 @@ describe.each(ledgerKinds(redisUrl, pgUrl))('replay and dead-letter retry on a $
   });
 
   it.skipIf(skip)('a forged reconciled dead letter runs nothing: the service does not back its amount', async () => {
-    expect(await store.ledger!.get(forged.id)).toMatchObject({ source: 'reconcile', signature: 'not-checked', deadLetter: { reason: 'reconcile-failed' } });
+    expect(await store.ledger!.get(forged.id)).toMatchObject({
+      source: 'reconcile',
+      signature: 'not-checked',
+      deadLetter: { reason: 'reconcile-failed' },
+    });
     const [retry] = await retryDeadLetters(receiver, { ids: [forged.id] });
     expect(retry).toMatchObject({ closed: false, report: { outcome: 'mismatch', reference } });
-    expect(String(retry!.report.error)).toMatch(/^Error: \[@payhook\/core\] delivery \S+ was not replayed: .*amount "999999.00" stored, "100.00" at the service/);
+    expect(String(retry!.report.error)).toMatch(
+      /^Error: \[@payhook\/core\] delivery \S+ was not replayed: .*amount "999999.00" stored, "100.00" at the service/,
+    );
     for (const force of [false, true]) expect((await receiver.replay(forged.id, { force })).outcome).toBe('mismatch');
     expect(runs).toEqual([]);
     expect((await store.ledger!.get(forged.id))!.deadLetter!.retriedBy).toBeUndefined();
     // The refusal is on record, as a replay that ran nothing.
-    expect(await store.ledger!.get(retry!.report.deliveryId!)).toMatchObject({ source: 'replay', replayOf: forged.id, outcome: 'mismatch', signature: 'not-checked' });
+    expect(await store.ledger!.get(retry!.report.deliveryId!)).toMatchObject({
+      source: 'replay',
+      replayOf: forged.id,
+      outcome: 'mismatch',
+      signature: 'not-checked',
+    });
 
     // A reference the service does not know: refused as well.
     const at = Date.now();
-    const unknown = { ...forged, id: forgedId(at), receivedAt: at, reference: `${reference}x`, body: forged.body!.replace(reference, `${reference}x`) };
+    const unknown = {
+      ...forged,
+      id: forgedId(at),
+      receivedAt: at,
+      reference: `${reference}x`,
+      body: forged.body!.replace(reference, `${reference}x`),
+    };
     await kind.forge(name, unknown);
     const [other] = await retryDeadLetters(receiver, { ids: [unknown.id] });
     expect(['mismatch', 'verify-unavailable']).toContain(other!.report.outcome);
@@ -89,22 +122,34 @@ describe.each(ledgerKinds(redisUrl, pgUrl))('replay and dead-letter retry on a $
     const bare = createReceiver({ secret: ref.webhookSecret, store, logger: quiet }).onAny(() => void runs.push({} as never));
     const [retry] = await retryDeadLetters(bare, { ids: [legit.id] });
     expect(retry).toMatchObject({ closed: false, report: { outcome: 'verify-unavailable' } });
-    expect((retry!.report.error as Error).message).toMatch(/^\[@payhook\/core\] .*this receiver has no client\. Configure one, createReceiver\(\{ client: createClient/);
+    expect((retry!.report.error as Error).message).toMatch(
+      /^\[@payhook\/core\] .*this receiver has no client\. Configure one, createReceiver\(\{ client: createClient/,
+    );
     expect(runs).toEqual([]);
   });
 
-  it.skipIf(skip)('the payhook command says why: dead-letters retry of the forged record', async () => {
-    const withClient = await payhook(['dead-letters', 'retry', forged.id], { ...cliEnv, TRUST_BASE_URL: ref.url, TRUST_API_KEY: ref.apiKey });
-    expect(withClient.stderr).toBe('');
-    expect(withClient.code).toBe(1);
-    expect(withClient.stdout).toMatch(/: mismatch \(200\), still open - \[@payhook\/core\] delivery \S+ was not replayed: .*amount "999999.00" stored, "100.00" at the service/);
-    expect(withClient.stdout).toContain('0 of 1 dead letters closed');
-    const bare = await payhook(['dead-letters', 'retry', forged.id], cliEnv);
-    expect(bare.stdout).toMatch(/: verify-unavailable \(503\), still open - \[@payhook\/core\] .*no client\. Configure one/);
-    const effects = await effectsTable(pgUrl!);
-    expect(await countPg(effects, run)).toEqual(new Map());
-    await effects.end();
-  }, 60_000);
+  it.skipIf(skip)(
+    'the payhook command says why: dead-letters retry of the forged record',
+    async () => {
+      const withClient = await payhook(['dead-letters', 'retry', forged.id], {
+        ...cliEnv,
+        TRUST_BASE_URL: ref.url,
+        TRUST_API_KEY: ref.apiKey,
+      });
+      expect(withClient.stderr).toBe('');
+      expect(withClient.code).toBe(1);
+      expect(withClient.stdout).toMatch(
+        /: mismatch \(200\), still open - \[@payhook\/core\] delivery \S+ was not replayed: .*amount "999999.00" stored, "100.00" at the service/,
+      );
+      expect(withClient.stdout).toContain('0 of 1 dead letters closed');
+      const bare = await payhook(['dead-letters', 'retry', forged.id], cliEnv);
+      expect(bare.stdout).toMatch(/: verify-unavailable \(503\), still open - \[@payhook\/core\] .*no client\. Configure one/);
+      const effects = await effectsTable(pgUrl!);
+      expect(await countPg(effects, run)).toEqual(new Map());
+      await effects.end();
+    },
+    60_000,
+  );
 
   it.skipIf(skip)('the legitimate reconciled dead letter still retries, and its handler gets the service record', async () => {
     const [retry] = await retryDeadLetters(receiver, { ids: [legit.id] });
@@ -120,7 +165,14 @@ describe.each(ledgerKinds(redisUrl, pgUrl))('replay and dead-letter retry on a $
     const genuine = JSON.stringify({ ...JSON.parse(legit.body!), reference, status: 'completed' });
     const { signature } = signedBody(genuine, { secret: ref.webhookSecret });
     const at = Date.now();
-    const webhook = { ...forged, source: 'webhook' as const, signatureHeader: signature, outcome: 'rejected' as const, status: 200, deadLetter: { reason: 'rejected' as const, at } };
+    const webhook = {
+      ...forged,
+      source: 'webhook' as const,
+      signatureHeader: signature,
+      outcome: 'rejected' as const,
+      status: 200,
+      deadLetter: { reason: 'rejected' as const, at },
+    };
     // Signature "valid", but the bytes were changed after it was checked.
     const altered = { ...webhook, id: forgedId(at), signature: 'valid' as const, body: genuine.replace('"100.00"', '"999999.00"') };
     // Bytes that verify, on a record of a delivery that was refused: never run.
@@ -132,7 +184,9 @@ describe.each(ledgerKinds(redisUrl, pgUrl))('replay and dead-letter retry on a $
       const [retry] = await retryDeadLetters(receiver, { ids: [e.id] });
       expect(retry).toMatchObject({ closed: false, report: { outcome: 'unauthorized' } });
     }
-    expect((await receiver.replay(refused.id)).error).toMatchObject({ message: expect.stringMatching(/was not replayed: its signature was invalid/) });
+    expect((await receiver.replay(refused.id)).error).toMatchObject({
+      message: expect.stringMatching(/was not replayed: its signature was invalid/),
+    });
     expect(runs.length).toBe(before);
   });
 });

@@ -21,11 +21,18 @@ const env = (name: string) => {
 const name = env('TRUST_NAME');
 const url = env('TRUST_URL');
 
-export const store = env('TRUST_STORE') === 'redis' ? redisStore({ url, prefix: `${name}:`, ledger: true, checkDurability: false }) : postgresStore({ connectionString: url, table: name, ledger: true });
+export const store =
+  env('TRUST_STORE') === 'redis'
+    ? redisStore({ url, prefix: `${name}:`, ledger: true, checkDurability: false })
+    : postgresStore({ connectionString: url, table: name, ledger: true });
 // The command exits with process.exit once it is done: the pool needs no closing.
 const effects = new pg.Pool({ connectionString: env('TRUST_EFFECTS'), max: 1, allowExitOnIdle: true });
 const client = process.env.TRUST_API_KEY ? createClient({ apiKey: process.env.TRUST_API_KEY, baseUrl: env('TRUST_BASE_URL') }) : undefined;
 
 export const receiver = createReceiver({ secret: env('TRUST_SECRET'), store, client, logger: () => {} }).onAny(async (event, ctx) => {
-  await effects.query('insert into payhook_test_effects (run, key, attempt) values ($1, $2, $3)', [env('TRUST_RUN'), `${event.reference}:${event.event}:${event.amount}`, ctx.attempt]);
+  await effects.query('insert into payhook_test_effects (run, key, attempt) values ($1, $2, $3)', [
+    env('TRUST_RUN'),
+    `${event.reference}:${event.event}:${event.amount}`,
+    ctx.attempt,
+  ]);
 });

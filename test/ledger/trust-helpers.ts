@@ -13,11 +13,15 @@ const BIN = 'packages/core/bin/payhook.mjs';
 /** The `payhook` command as a merchant runs it, in its own process, on test/ledger/trust-app.ts; its exit code and output. */
 export async function payhook(args: string[], env: Record<string, string>) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', BIN, ...args, '--app', 'test/ledger/trust-app.ts'], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      timeout: 60_000,
-    });
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', BIN, ...args, '--app', 'test/ledger/trust-app.ts'],
+      {
+        cwd: root,
+        env: { ...process.env, ...env },
+        timeout: 60_000,
+      },
+    );
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -62,7 +66,11 @@ export function ledgerKinds(redisUrl: string | undefined, pgUrl: string | undefi
         withRedis(async (r) => {
           const base = `${name}:{ledger}:`;
           const { late, deadLetter, ...rest } = entry;
-          const k = [`outcome:${entry.outcome}`, ...(entry.reference ? [`ref:${entry.reference}`] : []), ...(entry.event ? [`event:${entry.event}`] : [])];
+          const k = [
+            `outcome:${entry.outcome}`,
+            ...(entry.reference ? [`ref:${entry.reference}`] : []),
+            ...(entry.event ? [`event:${entry.event}`] : []),
+          ];
           const value = [{ k }, rest, late, deadLetter].map((part) => (part === undefined ? '' : JSON.stringify(part))).join('\n');
           const open = deadLetter !== undefined && deadLetter.retriedBy === undefined;
           const multi = r.multi().set(`${base}e:${entry.id}`, value).zadd(`${base}all`, entry.receivedAt, entry.id);
@@ -81,7 +89,8 @@ export function ledgerKinds(redisUrl: string | undefined, pgUrl: string | undefi
       kind: 'postgres',
       url: pgUrl,
       open: (name) => postgresStore({ connectionString: pgUrl!, table: name, ledger: true }),
-      forge: (name, entry) => withPg(async (c) => void (await c.query(`insert into "${name}_ledger" (entry) values ($1::jsonb)`, [JSON.stringify(entry)]))),
+      forge: (name, entry) =>
+        withPg(async (c) => void (await c.query(`insert into "${name}_ledger" (entry) values ($1::jsonb)`, [JSON.stringify(entry)]))),
       drop: (name) => withPg(async (c) => void (await c.query(`drop table if exists "${name}"; drop table if exists "${name}_ledger"`))),
     },
   ];

@@ -61,8 +61,20 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
     /** A fresh queue, a receiver handing off to it, and a worker on it (not started). */
     function setup(options: { attempts?: number; backoffMs?: number; handoff?: (q: TestQueue) => Handoff; leaseMs?: number } = {}) {
       run += 1;
-      const queue = engine.queue({ store, name: `qconf-${tag}-${Date.now()}-${run}`, attempts: options.attempts ?? 3, backoffMs: options.backoffMs ?? 100 });
-      const receiver = createReceiver({ secret: SECRET, store, handoff: options.handoff?.(queue) ?? queue, logger: quiet, budgetMs: 1_000, leaseMs: options.leaseMs ?? 30_000 });
+      const queue = engine.queue({
+        store,
+        name: `qconf-${tag}-${Date.now()}-${run}`,
+        attempts: options.attempts ?? 3,
+        backoffMs: options.backoffMs ?? 100,
+      });
+      const receiver = createReceiver({
+        secret: SECRET,
+        store,
+        handoff: options.handoff?.(queue) ?? queue,
+        logger: quiet,
+        budgetMs: 1_000,
+        leaseMs: options.leaseMs ?? 30_000,
+      });
       const worker = queue.worker({ store, concurrency: 2, leaseMs: 2_000 });
       open.push(queue, worker);
       return { queue, receiver, worker };
@@ -82,9 +94,20 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       expect(await queue.jobsFor(keyOf(ref))).toBe(1);
       await worker.start();
       await until(() => seen.length === 1, { timeoutMs: 20_000, intervalMs: 50, what: 'the handler' });
-      expect(seen[0]).toMatchObject({ reference: ref, dedupeKey: keyOf(ref), source: 'webhook', secretIndex: 0, attempt: 1, redelivery: false });
+      expect(seen[0]).toMatchObject({
+        reference: ref,
+        dedupeKey: keyOf(ref),
+        source: 'webhook',
+        secretIndex: 0,
+        attempt: 1,
+        redelivery: false,
+      });
       expect(seen[0]!.job).toMatchObject({ attempt: 1, maxAttempts: 3 });
-      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', { timeoutMs: 20_000, intervalMs: 50, what: 'the done record' });
+      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        what: 'the done record',
+      });
       expect(await store.get(queuedKey(keyOf(ref)))).toMatchObject({ state: 'done' });
     });
 
@@ -116,7 +139,11 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       );
       await worker.start();
       expect(await deliver(receiver, ref)).toBe('200 queued');
-      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', { timeoutMs: 20_000, intervalMs: 50, what: 'the third attempt to commit' });
+      await until(async () => (await store.get(keyOf(ref)))?.state === 'done', {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+        what: 'the third attempt to commit',
+      });
       expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
       // The engine waited between attempts (its backoff), and the rolled-back runs left nothing.
       expect(attempts[2]!.at - attempts[1]!.at).toBeGreaterThanOrEqual(attempts[1]!.at - attempts[0]!.at - 50);
@@ -153,7 +180,11 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       expect((await store.claim(queuedKey(keyOf(ref)), 1_500)).status).toBe('claimed');
       expect(await deliver(receiver, ref)).toBe('409 in-progress');
       expect(await queue.jobsFor(keyOf(ref))).toBe(0);
-      await until(async () => (await deliver(receiver, ref)) === '200 queued', { timeoutMs: 10_000, intervalMs: 50, what: 'the lease to lapse' });
+      await until(async () => (await deliver(receiver, ref)) === '200 queued', {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+        what: 'the lease to lapse',
+      });
       expect(await deliver(receiver, ref)).toBe('200 duplicate');
       expect(await queue.jobsFor(keyOf(ref))).toBe(1);
     });
@@ -194,7 +225,12 @@ export function queueContract(engineName: string, engine: ContractEngine, o: { d
       worker.on('payment.success', (event) => void ran.push(event.reference));
       await worker.start();
       await call('/_sandbox/faults', { type: 'drop', count: 1 });
-      const { json } = await call('/v1/transactions/initialize', { amount: '100.00', currencyCode: 'ETB', customerPhone: '0912345678', merchantReference: 'order-1' });
+      const { json } = await call('/v1/transactions/initialize', {
+        amount: '100.00',
+        currencyCode: 'ETB',
+        customerPhone: '0912345678',
+        merchantReference: 'order-1',
+      });
       expect((await call(`/_sandbox/transactions/${json.reference}/pay`)).status).toBe(200);
       const client = createClient({ apiKey: SANDBOX_KEY, baseUrl: running.url, priority: 'background' });
       const reconciler = createReconciler({ client, receiver, logger: quiet });

@@ -97,7 +97,15 @@ describe.each(engines)('examples/queue on $engine: a web process and a worker', 
     if (skip) return;
     pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
     const port = await freePort();
-    const env = { QUEUE_ENGINE: engine, QUEUE_NAME: queueName, DATABASE_URL: pgUrl!, REDIS_URL: redisUrl ?? '', PAYHOOK_WEBHOOK_SECRET: SECRET, PORT: String(port), LOG_LEVEL: 'debug' };
+    const env = {
+      QUEUE_ENGINE: engine,
+      QUEUE_NAME: queueName,
+      DATABASE_URL: pgUrl!,
+      REDIS_URL: redisUrl ?? '',
+      PAYHOOK_WEBHOOK_SECRET: SECRET,
+      PORT: String(port),
+      LOG_LEVEL: 'debug',
+    };
     web = startScript('web', env);
     worker = startScript('worker', env);
     url = (await web.waitFor(/listening on (http:\/\/\S+)/, READY_WITHIN_MS))[1]!;
@@ -132,11 +140,19 @@ describe.each(engines)('examples/queue on $engine: a web process and a worker', 
     return { status: res.status, outcome: ((await res.json()) as { outcome: string }).outcome };
   };
   const newOrder = async (id: string, amount: string) => {
-    const res = await fetch(`${url}/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, amount }) });
+    const res = await fetch(`${url}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id, amount }),
+    });
     expect(res.status).toBe(201);
   };
   const order = async (id: string) => (await fetch(`${url}/orders/${id}`)).json();
-  const paidLines = (reference: string) => worker!.output().split('\n').filter((l) => l.includes(`paid by ${reference}`)).length;
+  const paidLines = (reference: string) =>
+    worker!
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(`paid by ${reference}`)).length;
 
   it.skipIf(skip)('answers 200 queued, the worker marks the order paid once, and a copy is 200 duplicate', async () => {
     const id = `${queueName}-order-1`;
@@ -178,9 +194,16 @@ describe.each(engines)('examples/queue on $engine: a web process and a worker', 
     const event = createEvent('payment.success', { merchantReference: id });
 
     expect(await deliver(event)).toEqual({ status: 200, outcome: 'queued' });
-    await worker!.waitFor(new RegExp(`payment\\.success ${event.reference}: job \\S+ of queue ${queueName}: rejected, attempt 1 of 8; it goes to the dead-letter queue \\(no order ${id}`));
+    await worker!.waitFor(
+      new RegExp(
+        `payment\\.success ${event.reference}: job \\S+ of queue ${queueName}: rejected, attempt 1 of 8; it goes to the dead-letter queue \\(no order ${id}`,
+      ),
+    );
     // The worker adds the dead letter just after it logs the verdict.
-    await vi.waitFor(async () => expect(await deadLetters(engine, queueName, pool)).toContain(event.reference), { timeout: 5_000, interval: 100 });
+    await vi.waitFor(async () => expect(await deadLetters(engine, queueName, pool)).toContain(event.reference), {
+      timeout: 5_000,
+      interval: 100,
+    });
     expect(await (await fetch(`${url}/orders/${id}`)).json()).toEqual({ error: `no order ${id}` });
   });
 });
@@ -188,7 +211,10 @@ describe.each(engines)('examples/queue on $engine: a web process and a worker', 
 /** The references of the events in the queue's dead-letter queue, read from the engine. */
 async function deadLetters(engine: 'pg-boss' | 'bullmq', queueName: string, pool: pg.Pool): Promise<string[]> {
   if (engine === 'pg-boss') {
-    const { rows } = await pool.query<{ reference: string }>("select data->'event'->>'reference' as reference from pgboss.job where name = $1", [`${queueName}-dead-letter`]);
+    const { rows } = await pool.query<{ reference: string }>(
+      "select data->'event'->>'reference' as reference from pgboss.job where name = $1",
+      [`${queueName}-dead-letter`],
+    );
     return rows.map((r) => r.reference);
   }
   const u = new URL(redisUrl!);

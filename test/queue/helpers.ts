@@ -121,7 +121,10 @@ export function engineView(engine: Engine, queueName: string, db: () => pg.Pool 
         [queueName, key],
       ),
     async states() {
-      const { rows } = await db().query<{ state: string; n: number }>('select state::text, count(*)::int as n from pgboss.job where name = $1 group by state', [queueName]);
+      const { rows } = await db().query<{ state: string; n: number }>(
+        'select state::text, count(*)::int as n from pgboss.job where name = $1 group by state',
+        [queueName],
+      );
       return Object.fromEntries(rows.map((r) => [r.state, r.n]));
     },
     unfinished: () => count(`select count(*)::int as n from pgboss.job where name = $1 and state < 'completed'`, [queueName]),
@@ -129,9 +132,15 @@ export function engineView(engine: Engine, queueName: string, db: () => pg.Pool 
     async cleanup() {
       // The queue's jobs first: its partition's rows reference the queue.
       for (const name of [queueName, `${queueName}-dead-letter`]) {
-        await db().query('delete from pgboss.job where name = $1', [name]).catch(() => {});
-        await db().query('delete from pgboss.archive where name = $1', [name]).catch(() => {});
-        await db().query('select pgboss.delete_queue($1)', [name]).catch(() => {});
+        await db()
+          .query('delete from pgboss.job where name = $1', [name])
+          .catch(() => {});
+        await db()
+          .query('delete from pgboss.archive where name = $1', [name])
+          .catch(() => {});
+        await db()
+          .query('select pgboss.delete_queue($1)', [name])
+          .catch(() => {});
       }
     },
   };

@@ -124,7 +124,12 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
       const events = Array.from({ length: EVENTS }, (_, i) => {
         const event = createEvent('payment.success', { reference: `${names.run}_${i}` });
         const body = JSON.stringify(event);
-        return { reference: event.reference, key: `${event.mode}:${event.reference}:${event.event}`, body, headers: signedBody(body, { secret: SECRET }).headers as Record<string, string> };
+        return {
+          reference: event.reference,
+          key: `${event.mode}:${event.reference}:${event.event}`,
+          body,
+          headers: signedBody(body, { secret: SECRET }).headers as Record<string, string>,
+        };
       });
       const answers: Record<string, number> = {};
       const unacked: string[] = [];
@@ -132,7 +137,10 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
       const deliver = async (e: (typeof events)[number]) => {
         for (let attempt = 0; attempt < 10; attempt++) {
           if (attempt > 0) await sleep(250); // real wait: the service's pause between retries to a real server
-          const a = await post(web.port, e.body, e.headers).then((r) => `${r.status} ${r.outcome}`, () => 'network');
+          const a = await post(web.port, e.body, e.headers).then(
+            (r) => `${r.status} ${r.outcome}`,
+            () => 'network',
+          );
           answers[a] = (answers[a] ?? 0) + 1;
           if (a.startsWith('2')) return;
         }
@@ -178,26 +186,47 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
 
       // Every event's transactional row, then every job finished: real conditions, bounded.
       const counted = () => countPg(pool, names.run);
-      await until(async () => {
-        const c = await counted();
-        return events.every((e) => c.has(e.reference));
-      }, { timeoutMs: 150_000, intervalMs: 200, what: async () => {
-        const c = await counted();
-        return `${events.filter((e) => c.has(e.reference)).length} of ${EVENTS} events' effects; jobs ${JSON.stringify(await view.states())}; dead letters ${await view.deadLetters()}\n${[...children].map((c) => c.stderr()).join('').slice(-3000)}`;
-      } });
+      await until(
+        async () => {
+          const c = await counted();
+          return events.every((e) => c.has(e.reference));
+        },
+        {
+          timeoutMs: 150_000,
+          intervalMs: 200,
+          what: async () => {
+            const c = await counted();
+            return `${events.filter((e) => c.has(e.reference)).length} of ${EVENTS} events' effects; jobs ${JSON.stringify(await view.states())}; dead letters ${await view.deadLetters()}\n${[
+              ...children,
+            ]
+              .map((c) => c.stderr())
+              .join('')
+              .slice(-3000)}`;
+          },
+        },
+      );
       const effectsAt = performance.now();
-      await until(async () => (await view.unfinished()) === 0, { timeoutMs: 60_000, intervalMs: 200, what: async () => `jobs ${JSON.stringify(await view.states())}` });
+      await until(async () => (await view.unfinished()) === 0, {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        what: async () => `jobs ${JSON.stringify(await view.states())}`,
+      });
       const drainedAt = performance.now();
 
       // Exactly once: one row per event, no more, even after every job finished.
       const effects = await counted();
       const notOnce = events.filter((e) => effects.get(e.reference) !== 1).map((e) => `${e.reference}: ${effects.get(e.reference) ?? 0}`);
       expect(notOnce).toEqual([]);
-      const { rows } = await pool.query<{ key: string; attempt: number; pid: number }>('select key, attempt, pid from payhook_test_effects where run = $1', [names.run]);
+      const { rows } = await pool.query<{ key: string; attempt: number; pid: number }>(
+        'select key, attempt, pid from payhook_test_effects where run = $1',
+        [names.run],
+      );
       expect(rows.length).toBe(EVENTS);
 
       // Done in the store, under the event's key (the worker's) and the queued key (the web process's).
-      const records = await Promise.all(events.map(async (e) => ({ e, done: await store.get(e.key), queued: await store.get(queuedKey(e.key)) })));
+      const records = await Promise.all(
+        events.map(async (e) => ({ e, done: await store.get(e.key), queued: await store.get(queuedKey(e.key)) })),
+      );
       const notDone = records.filter((r) => r.done?.state !== 'done' || r.done.outcome !== 'ok' || r.queued?.state !== 'done');
       expect(notDone.map((r) => `${r.e.key}: ${JSON.stringify(r.done)} / ${JSON.stringify(r.queued)}`)).toEqual([]);
 

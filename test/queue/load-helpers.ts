@@ -34,7 +34,15 @@ function shuffle<T>(items: T[], random: () => number): T[] {
  * shuffled, so that a copy may come long after its first delivery, or right next to it (then the
  * senders have both in flight at once), or before it.
  */
-export function planLoad(o: { run: string; secret: string; events: number; copies: number; concurrentCopies: number; ports: number; random: () => number }): LoadPlan {
+export function planLoad(o: {
+  run: string;
+  secret: string;
+  events: number;
+  copies: number;
+  concurrentCopies: number;
+  ports: number;
+  random: () => number;
+}): LoadPlan {
   const { random } = o;
   const signed = Array.from({ length: o.events }, (_, i) => {
     const event = createEvent('payment.success', { reference: `${o.run}_${i}` });
@@ -51,7 +59,8 @@ export function planLoad(o: { run: string; secret: string; events: number; copie
   // Pairs: a copy goes alongside an event's delivery, to the other web process.
   const paired = shuffle(slots.slice(), random).slice(0, o.concurrentCopies);
   for (const slot of paired) slot.push(delivery(slot[0]!.event, (slot[0]!.port + 1) % o.ports));
-  for (let c = 0; c < o.copies - o.concurrentCopies; c++) slots.push([delivery(Math.floor(random() * o.events), Math.floor(random() * o.ports))]);
+  for (let c = 0; c < o.copies - o.concurrentCopies; c++)
+    slots.push([delivery(Math.floor(random() * o.events), Math.floor(random() * o.ports))]);
   return { references: signed.map((s) => s.reference), slots: shuffle(slots, random), deliveries };
 }
 

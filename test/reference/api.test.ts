@@ -59,7 +59,10 @@ describe('section 4: endpoints', () => {
 
   it('initialize builds customer.name from firstName and lastName, customer.email from email', async () => {
     const cases: [Record<string, unknown>, { name: string; email: string }][] = [
-      [{ firstName: 'Abebe', lastName: 'Bikila', email: 'abebe@example.test' }, { name: 'Abebe Bikila', email: 'abebe@example.test' }],
+      [
+        { firstName: 'Abebe', lastName: 'Bikila', email: 'abebe@example.test' },
+        { name: 'Abebe Bikila', email: 'abebe@example.test' },
+      ],
       [{ firstName: 'Abebe' }, { name: 'Abebe', email: '' }],
       [{ lastName: 'Bikila' }, { name: 'Bikila', email: '' }],
       [{}, { name: '', email: '' }],
@@ -72,14 +75,28 @@ describe('section 4: endpoints', () => {
   });
 
   it('returnUrl: https is kept; http is refused without --allow-http-callbacks', async () => {
-    expect((await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'https://shop.example/done' }) })).status).toBe(200);
-    expectError(await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'http://localhost:3000/done' }) }), 400, /^returnUrl must/);
-    expectError(await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'shop/done' }) }), 400, /^returnUrl must/);
+    expect(
+      (await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'https://shop.example/done' }) })).status,
+    ).toBe(200);
+    expectError(
+      await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'http://localhost:3000/done' }) }),
+      400,
+      /^returnUrl must/,
+    );
+    expectError(
+      await s.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'shop/done' }) }),
+      400,
+      /^returnUrl must/,
+    );
     const dev = await start({ allowHttpCallbacks: true });
     try {
-      const local = await dev.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'http://127.0.0.1:3000/done' }) });
+      const local = await dev.call('POST', '/v1/transactions/initialize', {
+        body: validInput({ returnUrl: 'http://127.0.0.1:3000/done' }),
+      });
       expect(local.status).toBe(200);
-      expect(dev.service.snapshot().transactions.find((t) => t.reference === local.json.reference)?.returnUrl).toBe('http://127.0.0.1:3000/done');
+      expect(dev.service.snapshot().transactions.find((t) => t.reference === local.json.reference)?.returnUrl).toBe(
+        'http://127.0.0.1:3000/done',
+      );
       const remote = await dev.call('POST', '/v1/transactions/initialize', { body: validInput({ returnUrl: 'http://shop.example/done' }) });
       expectError(remote, 400, /^returnUrl must/);
     } finally {
@@ -149,10 +166,30 @@ describe('section 4: endpoints', () => {
     expect(res.status).toBe(200);
     const record = transactionRecordSchema.parse(res.json);
     expect(Object.keys(res.json)).toEqual([
-      'reference', 'merchantReference', 'status', 'amount', 'serviceFee', 'currencyCode', 'paymentMethod',
-      'customer', 'paidAt', 'createdAt', 'mode', 'checkoutUrl', 'updatedAt', 'expiresAt',
+      'reference',
+      'merchantReference',
+      'status',
+      'amount',
+      'serviceFee',
+      'currencyCode',
+      'paymentMethod',
+      'customer',
+      'paidAt',
+      'createdAt',
+      'mode',
+      'checkoutUrl',
+      'updatedAt',
+      'expiresAt',
     ]);
-    expect(record).toMatchObject({ reference, status: 'completed', amount: '100.00', serviceFee: '3.50', currencyCode: 'ETB', paymentMethod: 'cbe_birr', mode: 'sandbox' });
+    expect(record).toMatchObject({
+      reference,
+      status: 'completed',
+      amount: '100.00',
+      serviceFee: '3.50',
+      currencyCode: 'ETB',
+      paymentMethod: 'cbe_birr',
+      mode: 'sandbox',
+    });
     expect(res.json).not.toHaveProperty('currency');
     expect(Date.parse(record.paidAt!) - Date.parse(record.createdAt)).toBe(5_000);
     expect(record.updatedAt).toBe(record.paidAt);
@@ -186,7 +223,11 @@ describe('section 4: endpoints', () => {
       customer: { name: 'Abebe', email: 'a@example.test', phone: '251912345678' },
     });
     await sandbox(reference, 'fail', { paymentMethod: 'mpesa' });
-    expect((await s.call('GET', `/v1/transactions/${reference}`)).json).toMatchObject({ status: 'failed', paymentMethod: 'mpesa', paidAt: null });
+    expect((await s.call('GET', `/v1/transactions/${reference}`)).json).toMatchObject({
+      status: 'failed',
+      paymentMethod: 'mpesa',
+      paidAt: null,
+    });
   });
 
   it('timeline: { reference, events }, oldest first, with eventType, occurredAt, errorCode, errorMessage, status', async () => {
@@ -219,12 +260,22 @@ describe('section 4: endpoints', () => {
     const declined = await s.initialize();
     await sandbox(declined, 'fail', { errorCode: 'PAYMENT_DECLINED' });
     const last = async (reference: string) => (await s.call('GET', `/v1/transactions/${reference}/timeline`)).json.events.at(-1);
-    expect(await last(failed)).toMatchObject({ eventType: 'payment_failed', status: 'failed', errorCode: 'PAYMENT_FAILED', errorMessage: expect.stringMatching(/failed/) });
+    expect(await last(failed)).toMatchObject({
+      eventType: 'payment_failed',
+      status: 'failed',
+      errorCode: 'PAYMENT_FAILED',
+      errorMessage: expect.stringMatching(/failed/),
+    });
     expect(await last(coded)).toMatchObject({ eventType: 'payment_failed', errorCode: 'INSUFFICIENT_FUNDS', errorMessage: 'no balance' });
     expect(await last(declined)).toMatchObject({ errorCode: 'PAYMENT_DECLINED', errorMessage: expect.stringMatching(/declined/) });
     const cancelled = await s.initialize();
     await s.call('POST', `/v1/transactions/${cancelled}/cancel`);
-    expect(await last(cancelled)).toMatchObject({ eventType: 'payment_cancelled', status: 'cancelled', errorCode: null, errorMessage: null });
+    expect(await last(cancelled)).toMatchObject({
+      eventType: 'payment_cancelled',
+      status: 'cancelled',
+      errorCode: null,
+      errorMessage: null,
+    });
     const reversed = await s.initialize();
     await sandbox(reversed, 'pay');
     await sandbox(reversed, 'reverse');
@@ -355,7 +406,11 @@ describe('section 7: errors', () => {
       [completed, 'completed'],
       [cancelled, 'cancelled'],
     ]) {
-      expectError(await s.call('POST', `/v1/transactions/${reference}/cancel`), 400, new RegExp(`status is ${status}.*pending or processing`));
+      expectError(
+        await s.call('POST', `/v1/transactions/${reference}/cancel`),
+        400,
+        new RegExp(`status is ${status}.*pending or processing`),
+      );
     }
   });
 
@@ -413,7 +468,10 @@ describe('sandbox control', () => {
     const failed = await s.initialize({ customerPhone: '0900000011' });
     expect((await s.call('GET', `/v1/transactions/${paid}`)).json).toMatchObject({ status: 'completed', paymentMethod: 'telebirr' });
     expect((await s.call('GET', `/v1/transactions/${failed}`)).json.status).toBe('failed');
-    const events = (await s.call('GET', `/v1/transactions/${failed}/timeline`)).json.events as { eventType: string; errorCode: string | null }[];
+    const events = (await s.call('GET', `/v1/transactions/${failed}/timeline`)).json.events as {
+      eventType: string;
+      errorCode: string | null;
+    }[];
     expect(events.map((e) => [e.eventType, e.errorCode])).toEqual([
       ['session_created', null],
       ['payment_failed', 'PAYMENT_DECLINED'],

@@ -20,17 +20,28 @@ describe.runIf(run)('the pages in Chromium answer only to themselves', () => {
   /** An attacker's page that posts an empty form to `?to=` as soon as it loads. */
   const attacker: Server = createServer((req, res) => {
     const to = new URL(req.url!, 'http://x').searchParams.get('to')!.replace(/"/g, '&quot;');
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<form id="f" method="post" action="${to}"></form><script>document.getElementById('f').submit()</script>`);
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<form id="f" method="post" action="${to}"></form><script>document.getElementById('f').submit()</script>`);
   });
 
   beforeAll(async () => {
-    if (!present) throw new Error(`[@payhook/reference] ${CHROMIUM} is missing: install it with apt-get update && apt-get install -y chromium.`);
+    if (!present)
+      throw new Error(`[@payhook/reference] ${CHROMIUM} is missing: install it with apt-get update && apt-get install -y chromium.`);
     hook = await receiver();
     s = await start({ allowHttpCallbacks: true, merchants: merchants(hook.url) });
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--host-resolver-rules=MAP evil.example 127.0.0.1'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--host-resolver-rules=MAP evil.example 127.0.0.1',
+      ],
     });
   }, 60_000);
 
@@ -68,7 +79,11 @@ describe.runIf(run)('the pages in Chromium answer only to themselves', () => {
         return JSON.stringify([s.service.transactions(), s.service.deliveries(), hook.requests.length]);
       };
       const before = await state();
-      const targets = [`${s.url}/checkout/${open.reference}/cancel`, `${s.url}/checkout/${open.reference}/pay`, `${s.url}/_dashboard/transactions/${paid}/refund`];
+      const targets = [
+        `${s.url}/checkout/${open.reference}/cancel`,
+        `${s.url}/checkout/${open.reference}/pay`,
+        `${s.url}/_dashboard/transactions/${paid}/refund`,
+      ];
       // Cross-site (evil.example) and same-site on another port (127.0.0.1): Chromium sends their Origin.
       for (const from of [`http://evil.example:${attackerPort}`, `http://127.0.0.1:${attackerPort}`]) {
         for (const to of targets) {
@@ -84,7 +99,10 @@ describe.runIf(run)('the pages in Chromium answer only to themselves', () => {
       }
       // A script on the rebound origin posts as that same origin.
       const posted = await page.evaluate(
-        (paths) => Promise.all(paths.map((p) => fetch(p, { method: 'POST', body: new URLSearchParams({ paymentMethod: 'telebirr' }) }).then((r) => r.status))),
+        (paths) =>
+          Promise.all(
+            paths.map((p) => fetch(p, { method: 'POST', body: new URLSearchParams({ paymentMethod: 'telebirr' }) }).then((r) => r.status)),
+          ),
         targets.map((t) => new URL(t).pathname),
       );
       expect(posted).toEqual([403, 403, 403]);

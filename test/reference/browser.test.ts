@@ -42,7 +42,16 @@ describe.runIf(run)('checkout page and dashboard in headless Chromium', () => {
     s = await start({ allowHttpCallbacks: true, merchants: merchants(hookUrl) });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     mkdirSync(SCREENSHOTS, { recursive: true });
   }, 60_000);

@@ -20,9 +20,14 @@ const cli = join(root, 'packages/reference/src/cli.ts');
 /** Run `payhook-reference <args>`: its exit code and output (stdout then stderr). */
 function runCli(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    execFile(tsx, [cli, ...args], { cwd: root, timeout: 15_000, env: { ...process.env, EPAY_SECRET_KEY: '', EPAY_WEBHOOK_SECRET: '' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, output: stdout + stderr });
-    });
+    execFile(
+      tsx,
+      [cli, ...args],
+      { cwd: root, timeout: 15_000, env: { ...process.env, EPAY_SECRET_KEY: '', EPAY_WEBHOOK_SECRET: '' } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, output: stdout + stderr });
+      },
+    );
   });
 }
 
@@ -67,7 +72,9 @@ async function drifted(target: string): Promise<string> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+      ) as Record<string, string>;
       const body = chunks.length ? Buffer.concat(chunks) : undefined;
       const answer = await fetch(target + req.url, { method: req.method, headers, body });
       let text = await answer.text();
@@ -90,7 +97,10 @@ describe('payhook-reference check', () => {
     expect(code, output).toBe(0);
     const rows = rowsOf(output);
     expect(rows.length).toBeGreaterThanOrEqual(25);
-    expect(rows.filter((r) => r.result !== 'agree'), output).toEqual([]);
+    expect(
+      rows.filter((r) => r.result !== 'agree'),
+      output,
+    ).toEqual([]);
     const line = (name: RegExp) => rows.find((r) => name.test(r.name))!.line;
     expect(line(/payment\.cancelled round trip/)).toMatch(/received; X-Service-Signature verified/);
     expect(line(/payment\.success round trip/)).toMatch(/received; X-Service-Signature verified/);
@@ -107,7 +117,9 @@ describe('payhook-reference check', () => {
     const { code, output } = await runCli(['check', proxy, '--key', SANDBOX_KEY, '--webhook-secret', SECRET]);
     expect(code, output).toBe(1);
     const rows = rowsOf(output);
-    expect(rows.filter((r) => r.result === 'DIFFERS').map((r) => r.name)).toEqual(['initialize → 2xx {reference, checkoutUrl, status, expiresAt}']);
+    expect(rows.filter((r) => r.result === 'DIFFERS').map((r) => r.name)).toEqual([
+      'initialize → 2xx {reference, checkoutUrl, status, expiresAt}',
+    ]);
     expect(rows.filter((r) => r.result === 'skipped').map((r) => r.name)).toEqual([expect.stringMatching(/^rate limit: .*429/)]);
     expect(output).toContain('Differences (1)');
     expect(output).toContain('checkoutUrl: expected string (URL), got absent (there is "checkout_url": string "http://127.0.0.1:');

@@ -14,7 +14,10 @@ export const SOURCE = ['--import', 'tsx', join(root, 'packages/reference/src/cli
 
 /** Build the reference package only, so the tests run the bin a user runs. */
 export function buildCli(): void {
-  const build = spawnSync(join(root, 'node_modules/.bin/pnpm'), ['--filter', '@payhook/reference', 'build'], { cwd: root, encoding: 'utf8' });
+  const build = spawnSync(join(root, 'node_modules/.bin/pnpm'), ['--filter', '@payhook/reference', 'build'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   expect(build.status, build.stderr + build.stdout).toBe(0);
 }
 
@@ -35,7 +38,11 @@ export function killLeftovers(): void {
 
 /** Run the built CLI (or `entry`: SOURCE) as a child process, collecting stdout and stderr together. */
 export function run(args: string[], env: Record<string, string> = {}, entry: string[] = [cli]): Run {
-  const child = spawn(process.execPath, [...entry, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...entry, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let output = '';
   const readers = new Set<() => void>();
   const read = (c: Buffer) => {
@@ -72,7 +79,11 @@ export function run(args: string[], env: Record<string, string> = {}, entry: str
 }
 
 /** Run a command to its end: its exit code and output. */
-export async function finish(args: string[], env?: Record<string, string>, entry?: string[]): Promise<{ code: number | null; output: string }> {
+export async function finish(
+  args: string[],
+  env?: Record<string, string>,
+  entry?: string[],
+): Promise<{ code: number | null; output: string }> {
   const p = run(args, env, entry);
   const code = await p.exited;
   return { code, output: p.output() };

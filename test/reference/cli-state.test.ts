@@ -54,7 +54,19 @@ describe('serve --state keeps the signature header', () => {
   it('a restart without --signature-header signs in the saved header; a flag given later wins and is saved', async () => {
     const hook = await receiver();
     const state = join(mkdtempSync(join(tmpdir(), 'payhook-state-')), 'state.json');
-    const first = run(['serve', '--port', '0', '--allow-http-callbacks', '--quiet', '--callback-url', hook.url, '--state', state, '--signature-header', 'X-Epay-Signature']);
+    const first = run([
+      'serve',
+      '--port',
+      '0',
+      '--allow-http-callbacks',
+      '--quiet',
+      '--callback-url',
+      hook.url,
+      '--state',
+      state,
+      '--signature-header',
+      'X-Epay-Signature',
+    ]);
     // An answer means serve() has run on past the banner, so its SIGTERM handler is installed (see stop).
     expect((await fetch(`${await urlOf(first)}/v1/transactions`)).status).toBe(401);
     const key = /sandbox key\s+(sk_test_\S+)/.exec(first.output())![1]!;
@@ -73,9 +85,21 @@ describe('serve --state keeps the signature header', () => {
     expect(request!.headers['x-service-signature']).toBeUndefined();
     await stop(second);
 
-    const third = run(['serve', '--port', '0', '--allow-http-callbacks', '--quiet', '--state', state, '--signature-header', 'X-Service-Signature']);
+    const third = run([
+      'serve',
+      '--port',
+      '0',
+      '--allow-http-callbacks',
+      '--quiet',
+      '--state',
+      state,
+      '--signature-header',
+      'X-Service-Signature',
+    ]);
     expect((await fetch(`${await urlOf(third)}/v1/transactions`)).status).toBe(401);
-    expect(third.output()).toContain('signed in       X-Service-Signature (--signature-header; the state file said X-Epay-Signature, now saved)');
+    expect(third.output()).toContain(
+      'signed in       X-Service-Signature (--signature-header; the state file said X-Epay-Signature, now saved)',
+    );
     await stop(third);
     expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ signatureHeader: 'X-Service-Signature' });
     expect(statSync(state).mode & 0o777).toBe(0o600);

@@ -13,7 +13,19 @@ afterEach(killLeftovers);
 describe('payhook-reference serve', () => {
   it('prints its real URL for --port 0, serves the API, and exits 0 on SIGTERM; the pages answer to --page-host names', async () => {
     const key = 'sk_test_cli_given_key_123';
-    const p = run(['serve', '--port', '0', '--api-key', key, '--webhook-secret', 'whsec_cli_secret_value', '--callback-url', 'https://shop.example/webhooks', '--page-host', 'pay.local']);
+    const p = run([
+      'serve',
+      '--port',
+      '0',
+      '--api-key',
+      key,
+      '--webhook-secret',
+      'whsec_cli_secret_value',
+      '--callback-url',
+      'https://shop.example/webhooks',
+      '--page-host',
+      'pay.local',
+    ]);
     const url = await urlOf(p);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:(?!0\b)\d+$/);
     const res = await fetch(`${url}/v1/transactions`, { headers: { authorization: `Bearer ${key}` } });
@@ -24,8 +36,12 @@ describe('payhook-reference serve', () => {
     expect(p.output()).not.toContain('whsec_cli_secret_value');
     const { port } = new URL(url);
     const dashboard = (host: string) =>
-      new Promise<number>((resolve, reject) => get(`${url}/_dashboard`, { headers: { host } }, (r) => resolve(r.resume().statusCode!)).on('error', reject));
-    expect([await dashboard(`pay.local:${port}`), await dashboard(`localhost:${port}`), await dashboard(`evil.example:${port}`)]).toEqual([200, 200, 403]);
+      new Promise<number>((resolve, reject) =>
+        get(`${url}/_dashboard`, { headers: { host } }, (r) => resolve(r.resume().statusCode!)).on('error', reject),
+      );
+    expect([await dashboard(`pay.local:${port}`), await dashboard(`localhost:${port}`), await dashboard(`evil.example:${port}`)]).toEqual([
+      200, 200, 403,
+    ]);
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);
   });
@@ -116,8 +132,15 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
     const res = await fetch(`${url2}/v1/transactions/${reference}`, { headers: auth });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ reference, status: 'completed', amount: '12.50' });
-    const deliveries = (await (await fetch(`${url2}/_sandbox/deliveries?reference=${reference}`, { headers: auth })).json()) as { id: string; resendOf: string | null; state: string }[];
-    expect(deliveries.map((d) => [d.id, d.state, d.resendOf])).toEqual([['dlv_1', 'delivered', null], ['dlv_2', 'delivered', 'dlv_1']]);
+    const deliveries = (await (await fetch(`${url2}/_sandbox/deliveries?reference=${reference}`, { headers: auth })).json()) as {
+      id: string;
+      resendOf: string | null;
+      state: string;
+    }[];
+    expect(deliveries.map((d) => [d.id, d.state, d.resendOf])).toEqual([
+      ['dlv_1', 'delivered', null],
+      ['dlv_2', 'delivered', 'dlv_1'],
+    ]);
     // New deliveries go on numbering after the saved ones, to the saved callback URL.
     const t2 = await finish(['trigger', 'payment.failed', '--url', url2, '--api-key', key]);
     expect(t2.code, t2.output).toBe(0);
@@ -128,7 +151,17 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
 
   it('serve --signature-header X-Epay-Signature signs deliveries in that header, as ePay does', async () => {
     const hook = await receiver();
-    const p = run(['serve', '--port', '0', '--allow-http-callbacks', '--quiet', '--signature-header', 'X-Epay-Signature', '--callback-url', hook.url]);
+    const p = run([
+      'serve',
+      '--port',
+      '0',
+      '--allow-http-callbacks',
+      '--quiet',
+      '--signature-header',
+      'X-Epay-Signature',
+      '--callback-url',
+      hook.url,
+    ]);
     const url = await urlOf(p);
     const { key, secret } = banner(p.output());
     expect(p.output()).toContain('signed in       X-Epay-Signature');
@@ -139,7 +172,12 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
     expect(request!.headers['x-service-signature']).toBeUndefined();
     await stop(p);
     const bad = await finish(['serve', '--port', '0', '--signature-header', 'X Epay']);
-    expect([bad.code, bad.output]).toEqual([2, expect.stringMatching(/^\[@payhook\/reference\] --signature-header must be an HTTP header name such as X-Epay-Signature; got "X Epay"/m)]);
+    expect([bad.code, bad.output]).toEqual([
+      2,
+      expect.stringMatching(
+        /^\[@payhook\/reference\] --signature-header must be an HTTP header name such as X-Epay-Signature; got "X Epay"/m,
+      ),
+    ]);
     await hook.close();
   }, 30_000);
 
@@ -148,7 +186,18 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
     const p = run(['serve', '--port', '0', '--allow-http-callbacks', '--quiet']);
     const url = await urlOf(p);
     const { key } = banner(p.output());
-    const t = await finish(['trigger', 'payment.refunded', '--url', url, '--api-key', key, '--callback-url', hook.url, '--data', 'merchantReference=order-77']);
+    const t = await finish([
+      'trigger',
+      'payment.refunded',
+      '--url',
+      url,
+      '--api-key',
+      key,
+      '--callback-url',
+      hook.url,
+      '--data',
+      'merchantReference=order-77',
+    ]);
     expect(t.code, t.output).toBe(0);
     expect(t.output).toMatch(/pay → completed\n\s+refund → refunding\n\s+complete-refund → refunded/);
     expect(bodies(hook).map((b) => [b.event, b.merchantReference])).toEqual([
@@ -172,8 +221,12 @@ describe('payhook-reference trigger, resend, the live log and --state', () => {
     const { key } = banner(p.output());
     const t = await finish(['trigger', 'payment.cancelled', '--url', url, '--api-key', key]);
     expect(t.code).toBe(1);
-    expect(t.output).toMatch(/\[@payhook\/reference\] the payment\.cancelled delivery for P\w+ was not accepted .*payhook-reference resend dlv_1/);
-    await p.printed(/payment\.cancelled P\w+ dlv_1 attempt 1\/5 → 500 in \d+ ms, answered 500, not 2xx; retry 2\/5 at \S+Z \(60 s after this attempt started\)/);
+    expect(t.output).toMatch(
+      /\[@payhook\/reference\] the payment\.cancelled delivery for P\w+ was not accepted .*payhook-reference resend dlv_1/,
+    );
+    await p.printed(
+      /payment\.cancelled P\w+ dlv_1 attempt 1\/5 → 500 in \d+ ms, answered 500, not 2xx; retry 2\/5 at \S+Z \(60 s after this attempt started\)/,
+    );
     await stop(p);
     await hook.close();
   }, 30_000);

@@ -89,7 +89,9 @@ describe('webhook dispatcher on the virtual clock', () => {
     await s.service.clock.advance(1);
     const [d] = await deliveriesOf(s, reference);
     expect(r.requests).toHaveLength(1);
-    expect(d!.attempts).toEqual([expect.objectContaining({ number: 1, status: null, durationMs: 10_000, error: expect.stringMatching(/timed out/) })]);
+    expect(d!.attempts).toEqual([
+      expect.objectContaining({ number: 1, status: null, durationMs: 10_000, error: expect.stringMatching(/timed out/) }),
+    ]);
     expect(d!.state).toBe('retrying');
     expect(Date.parse(d!.nextAttemptAt!) - Date.parse(d!.attempts[0]!.at)).toBe(MINUTE);
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -112,9 +114,9 @@ describe('webhook dispatcher on the virtual clock', () => {
     expect(() => createReferenceService({ merchants: merchants('http://127.0.0.1:9/webhooks') })).toThrow(
       /\[@payhook\/reference\].*https.*--allow-http-callbacks/,
     );
-    expect(() =>
-      createReferenceService({ allowHttpCallbacks: true, merchants: merchants('http://shop.example/webhooks') }),
-    ).toThrow(/loopback/);
+    expect(() => createReferenceService({ allowHttpCallbacks: true, merchants: merchants('http://shop.example/webhooks') })).toThrow(
+      /loopback/,
+    );
     const s = await start({ allowHttpCallbacks: true });
     cleanup.push(s.close);
     const res = await s.call('POST', '/v1/transactions/initialize', { body: validInput({ callbackUrl: 'http://shop.example/webhooks' }) });
@@ -147,7 +149,10 @@ describe('webhook dispatcher on the virtual clock', () => {
     await closed.close();
     const other = await paid(s, { callbackUrl: closed.url });
     await s.service.clock.advance(0);
-    expect((await deliveriesOf(s, other))[0]!.attempts[0]).toMatchObject({ status: null, error: expect.stringMatching(/connection error/) });
+    expect((await deliveriesOf(s, other))[0]!.attempts[0]).toMatchObject({
+      status: null,
+      error: expect.stringMatching(/connection error/),
+    });
   });
 
   it('sends every event of section 6 with the payload of 2.1', async () => {
@@ -178,17 +183,35 @@ describe('webhook dispatcher on the virtual clock', () => {
 
   it('the webhook payload keeps currency (not currencyCode); paymentMethod is null until the payment is made', async () => {
     const { r, s } = await setup();
-    const init = await s.call('POST', '/v1/transactions/initialize', { body: validInput({ firstName: 'Abebe', lastName: 'Bikila', email: 'a@example.test' }) });
+    const init = await s.call('POST', '/v1/transactions/initialize', {
+      body: validInput({ firstName: 'Abebe', lastName: 'Bikila', email: 'a@example.test' }),
+    });
     await s.call('POST', `/v1/transactions/${init.json.reference}/cancel`);
     const reference = await paid(s, { currencyCode: 'USD' });
     await s.service.clock.advance(0);
     const [cancelled, success] = r.requests.map((q) => JSON.parse(q.body.toString()));
-    expect(cancelled).toMatchObject({ event: 'payment.cancelled', currency: 'ETB', paymentMethod: null, customer: { name: 'Abebe Bikila', email: 'a@example.test' } });
+    expect(cancelled).toMatchObject({
+      event: 'payment.cancelled',
+      currency: 'ETB',
+      paymentMethod: null,
+      customer: { name: 'Abebe Bikila', email: 'a@example.test' },
+    });
     expect(success).toMatchObject({ event: 'payment.success', reference, currency: 'USD', paymentMethod: 'telebirr' });
     for (const body of [cancelled, success]) {
       expect(body).not.toHaveProperty('currencyCode');
       expect(Object.keys(body)).toEqual([
-        'event', 'mode', 'reference', 'merchantReference', 'amount', 'serviceFee', 'currency', 'status', 'paymentMethod', 'customer', 'paidAt', 'createdAt',
+        'event',
+        'mode',
+        'reference',
+        'merchantReference',
+        'amount',
+        'serviceFee',
+        'currency',
+        'status',
+        'paymentMethod',
+        'customer',
+        'paidAt',
+        'createdAt',
       ]);
       expect(paymentEventSchema.safeParse(body).success).toBe(true);
     }
@@ -279,7 +302,9 @@ describe('sandbox faults', () => {
     expect(bad.status).toBe(400);
     expect(bad.json).toEqual({ status: 'error', data: { message: 'type must be one of: duplicate, drop, delay, reorder, fail' } });
     await s.call('POST', '/_sandbox/faults', { body: { type: 'drop', count: 3, reference: 'ref_x' } });
-    expect((await s.call('GET', '/_sandbox/faults')).json).toEqual([expect.objectContaining({ type: 'drop', remaining: 3, reference: 'ref_x' })]);
+    expect((await s.call('GET', '/_sandbox/faults')).json).toEqual([
+      expect.objectContaining({ type: 'drop', remaining: 3, reference: 'ref_x' }),
+    ]);
     expect((await s.call('DELETE', '/_sandbox/faults')).json).toEqual({ cleared: true });
     expect((await s.call('GET', '/_sandbox/faults', { key: SANDBOX_KEY })).json).toEqual([]);
   });

@@ -13,7 +13,11 @@ describe('in process, no port', () => {
     const data = await res.json();
     expect(data.checkoutUrl).toBe(`https://pay.example.test/checkout/${data.reference}`);
     expect(service.transactions()).toEqual([
-      expect.objectContaining({ reference: data.reference, currencyCode: 'USD', customer: expect.objectContaining({ phone: '251712345678' }) }),
+      expect.objectContaining({
+        reference: data.reference,
+        currencyCode: 'USD',
+        customer: expect.objectContaining({ phone: '251712345678' }),
+      }),
     ]);
 
     const far = await service.fetch(new Request('http://local/v1/transactions', { headers }), { remoteAddress: '203.0.113.9' });
@@ -31,13 +35,19 @@ describe('in process, no port', () => {
       /\[@payhook\/reference\].*generateApiKey/,
     );
     expect(() =>
-      createReferenceService({ merchants: [{ apiKeys: [{ key: 'sk_test_abcdefgh', permissions: ['everything' as never] }], webhookSecret: 's' }] }),
+      createReferenceService({
+        merchants: [{ apiKeys: [{ key: 'sk_test_abcdefgh', permissions: ['everything' as never] }], webhookSecret: 's' }],
+      }),
     ).toThrow(/unknown permission "everything"/);
     expect(() =>
-      createReferenceService({ merchants: [{ apiKeys: [{ key: 'sk_test_abcdefgh', permissions: ['list_platform_payment_provider'] }], webhookSecret: 's' }] }),
+      createReferenceService({
+        merchants: [{ apiKeys: [{ key: 'sk_test_abcdefgh', permissions: ['list_platform_payment_provider'] }], webhookSecret: 's' }],
+      }),
     ).not.toThrow();
     expect(() => createReferenceService({ merchants: [{ apiKeys: [], webhookSecret: 's', providers: [] }] })).toThrow(/providers is empty/);
-    expect(() => createReferenceService({ merchants: [{ apiKeys: [], ipWhitelist: ['nope'], webhookSecret: 's' }] })).toThrow(/ipWhitelist/);
+    expect(() => createReferenceService({ merchants: [{ apiKeys: [], ipWhitelist: ['nope'], webhookSecret: 's' }] })).toThrow(
+      /ipWhitelist/,
+    );
   });
 });
 

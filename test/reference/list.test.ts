@@ -69,7 +69,6 @@ describe('GET /v1/transactions', () => {
     expect(references(await s.call('GET', '/v1/transactions?from=2099-08-31T12:00:00Z&to=2099-08-31'))).toEqual([lastMs]);
   });
 
-
   it('400: list with from after to', async () => {
     expectError(await s.call('GET', '/v1/transactions?from=2025-02-01&to=2025-01-01'), 400, 'from must not be after to');
   });
@@ -97,7 +96,11 @@ describe('GET /v1/transactions', () => {
   it('400: a list parameter given twice names it', async () => {
     for (const query of ['status=pending&status=completed', 'from=2025-01-01&from=2025-01-01', 'cursor=a&cursor=b', 'limit=1&limit=2']) {
       const name = query.split('=')[0]!;
-      expectError(await s.call('GET', `/v1/transactions?${query}`), 400, new RegExp(`^${name} is given more than once: .*from, to, currency, status, cursor`));
+      expectError(
+        await s.call('GET', `/v1/transactions?${query}`),
+        400,
+        new RegExp(`^${name} is given more than once: .*from, to, currency, status, cursor`),
+      );
     }
   });
 
@@ -142,5 +145,4 @@ describe('GET /v1/transactions', () => {
     await s.call('POST', '/_sandbox/clock/advance', { body: { ms: 60 * 1000 } });
     expectError(await s.call('GET', `/v1/transactions?cursor=${encodeURIComponent(cursor)}`), 400, /^cursor has expired/);
   });
-
 });

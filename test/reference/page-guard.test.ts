@@ -23,11 +23,20 @@ function send(s: Started, method: string, path: string, headers: Record<string, 
   const { hostname, port } = new URL(s.url);
   return new Promise((resolve, reject) => {
     const body = method === 'POST' ? 'paymentMethod=telebirr&otp=123456' : undefined;
-    const req = httpRequest({ host: hostname, port, method, path, headers: { ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, type: res.headers['content-type'], text }));
-    });
+    const req = httpRequest(
+      {
+        host: hostname,
+        port,
+        method,
+        path,
+        headers: { ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, type: res.headers['content-type'], text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -66,18 +75,27 @@ async function scene(options: Parameters<typeof start>[0] = {}) {
   return { s, hook, port, paid, open, pending, posts, gets, state };
 }
 
-const refused = (a: Answer) => expect([a.status, a.type, a.text]).toEqual([403, 'text/html; charset=utf-8', expect.stringContaining('<h1>Refused</h1>')]);
+const refused = (a: Answer) =>
+  expect([a.status, a.type, a.text]).toEqual([403, 'text/html; charset=utf-8', expect.stringContaining('<h1>Refused</h1>')]);
 
 describe('pages answer only to the host names the server was started for', () => {
   it('GET through a rebound name (127.attacker.example, …) is a 403 that shows no transaction, phone or answer, and opens nothing', async () => {
     const { s, port, paid, open, pending, gets, state } = await scene();
     const before = await state();
-    const hosts = [`127.attacker.example:${port}`, `evil.example:${port}`, `localhost.evil.example:${port}`, `127.0.0.1.nip.io:${port}`, `localhost.:${port}`, `local:${port}`];
+    const hosts = [
+      `127.attacker.example:${port}`,
+      `evil.example:${port}`,
+      `localhost.evil.example:${port}`,
+      `127.0.0.1.nip.io:${port}`,
+      `localhost.:${port}`,
+      `local:${port}`,
+    ];
     for (const host of hosts) {
       for (const path of gets) {
         const answer = await send(s, 'GET', path, { host });
         refused(answer);
-        for (const secret of [paid, open, pending, '251911111111', '251922222222', 'processed']) expect(answer.text, `${host} ${path}`).not.toContain(secret);
+        for (const secret of [paid, open, pending, '251911111111', '251922222222', 'processed'])
+          expect(answer.text, `${host} ${path}`).not.toContain(secret);
       }
     }
     // The right names on another port are someone else's server.
@@ -97,7 +115,12 @@ describe('pages answer only to the host names the server was started for', () =>
     const before = await state();
     for (const name of ['127.attacker.example', 'evil.example', '127.0.0.1.evil.example']) {
       // What a page on the rebound name sends: its own origin, same-origin.
-      const headers = { host: `${name}:${port}`, origin: `http://${name}:${port}`, 'sec-fetch-site': 'same-origin', referer: `http://${name}:${port}/` };
+      const headers = {
+        host: `${name}:${port}`,
+        origin: `http://${name}:${port}`,
+        'sec-fetch-site': 'same-origin',
+        referer: `http://${name}:${port}/`,
+      };
       for (const path of posts) refused(await send(s, 'POST', path, headers));
     }
     expect(await state()).toBe(before);
@@ -129,7 +152,10 @@ describe('pages answer only to the host names the server was started for', () =>
     const paying = await send(s, 'POST', `/checkout/${open}/pay`, browser);
     expect([paying.status, s.service.transactions().find((t) => t.reference === open)!.status]).toEqual([303, 'completed']);
     const before = await state();
-    expect((await send(s, 'POST', `/_dashboard/transactions/${paid}/refund`, { host: `localhost:${port}`, 'sec-fetch-site': 'same-origin' })).status).toBe(303);
+    expect(
+      (await send(s, 'POST', `/_dashboard/transactions/${paid}/refund`, { host: `localhost:${port}`, 'sec-fetch-site': 'same-origin' }))
+        .status,
+    ).toBe(303);
     expect((await send(s, 'POST', `/_dashboard/transactions/${paid}/complete-refund`, { referer: `${own}/_dashboard` })).status).toBe(303);
     expect(s.service.transactions().find((t) => t.reference === paid)!.status).toBe('refunded');
     expect(await state()).not.toBe(before);
@@ -137,8 +163,10 @@ describe('pages answer only to the host names the server was started for', () =>
 
   it('pageHosts and the host of publicUrl add names; the JSON API and sandbox control answer to any Host', async () => {
     const { s, port, open } = await scene({ pageHosts: ['pay.local', 'shop.test:8080'], publicUrl: 'https://pay.example.test/' });
-    for (const host of [`pay.local:${port}`, 'pay.local:1', 'shop.test:8080', 'pay.example.test']) expect((await send(s, 'GET', '/_dashboard', { host })).status, host).toBe(200);
-    for (const host of [`shop.test:${port}`, 'pay.example.test:8443', `evil.example:${port}`]) refused(await send(s, 'GET', '/_dashboard', { host }));
+    for (const host of [`pay.local:${port}`, 'pay.local:1', 'shop.test:8080', 'pay.example.test'])
+      expect((await send(s, 'GET', '/_dashboard', { host })).status, host).toBe(200);
+    for (const host of [`shop.test:${port}`, 'pay.example.test:8443', `evil.example:${port}`])
+      refused(await send(s, 'GET', '/_dashboard', { host }));
     // Behind a TLS proxy at publicUrl, the checkout's origin is https.
     const cancelled = await send(s, 'POST', `/checkout/${open}/cancel`, { host: 'pay.example.test', origin: 'https://pay.example.test' });
     expect(cancelled.status).toBe(303);
@@ -150,9 +178,15 @@ describe('pages answer only to the host names the server was started for', () =>
   it('in process, the loopback names pass on any port; other names need pageHosts; a bad entry is refused', async () => {
     const service = createReferenceService({ clock: 'manual' });
     const get = async (url: string, s = service) => (await s.fetch(new Request(url))).status;
-    expect([await get('http://localhost/_dashboard'), await get('http://127.0.0.1:9999/_dashboard'), await get('http://[::1]:1/_dashboard')]).toEqual([200, 200, 200]);
+    expect([
+      await get('http://localhost/_dashboard'),
+      await get('http://127.0.0.1:9999/_dashboard'),
+      await get('http://[::1]:1/_dashboard'),
+    ]).toEqual([200, 200, 200]);
     expect([await get('http://local/_dashboard'), await get('http://127.evil.example/_dashboard')]).toEqual([403, 403]);
-    const post = await service.fetch(new Request('http://localhost/_dashboard/deliveries/dlv_1/resend', { method: 'POST', headers: { referer: 'https://evil.example/' } }));
+    const post = await service.fetch(
+      new Request('http://localhost/_dashboard/deliveries/dlv_1/resend', { method: 'POST', headers: { referer: 'https://evil.example/' } }),
+    );
     expect(post.status).toBe(403);
     service.close();
     const named = createReferenceService({ clock: 'manual', pageHosts: ['local'] });
@@ -167,7 +201,9 @@ describe('pages answer only to the host names the server was started for', () =>
   it('a Host header that is not a host name is a 400, and the server keeps serving', async () => {
     const { s, port } = await scene();
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => socket.end('GET /_dashboard HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n'));
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.end('GET /_dashboard HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n'),
+      );
       let text = '';
       socket.on('data', (c: Buffer) => (text += c.toString()));
       socket.on('end', () => resolve(text));

@@ -21,7 +21,8 @@ async function get(s: Started, path: string): Promise<{ status: number; type: st
 }
 
 /** The references listed, in order. */
-const listed = (text: string) => [...text.matchAll(/<a href="\/_dashboard\/transactions\/([^"]+)">/g)].map((m) => decodeURIComponent(m[1]!));
+const listed = (text: string) =>
+  [...text.matchAll(/<a href="\/_dashboard\/transactions\/([^"]+)">/g)].map((m) => decodeURIComponent(m[1]!));
 /** A link's href by its id, unescaped as a browser reads it. */
 const link = (text: string, id: string) => new RegExp(`id="${id}" href="([^"]+)"`).exec(text)?.[1]?.replaceAll('&amp;', '&');
 const refresh = (text: string) => /<meta http-equiv="refresh" content="(\d+)">/.exec(text)?.[1];
@@ -94,7 +95,10 @@ describe('dashboard list', () => {
     const s = await started();
     for (let i = 0; i < 21; i++) await s.initialize();
     const cases: [string, RegExp][] = [
-      [`/_dashboard?status=${encodeURIComponent('<b>paid</b>')}`, /There is no transaction status “&lt;b&gt;paid&lt;\/b&gt;”: filter by one of pending, processing/],
+      [
+        `/_dashboard?status=${encodeURIComponent('<b>paid</b>')}`,
+        /There is no transaction status “&lt;b&gt;paid&lt;\/b&gt;”: filter by one of pending, processing/,
+      ],
       [`/_dashboard?q=${'x'.repeat(101)}`, /The search is 101 characters long: search at most 100/],
       ['/_dashboard?before=not-a-cursor', /This page link is not valid/],
       ['/_dashboard?before=a.b&after=a.b', /either before or after, not both/],
@@ -178,7 +182,9 @@ describe('checkout heading', () => {
     const service = createReferenceService({ clock: 'manual' });
     const headers = { authorization: `Bearer ${service.generated!.apiKey}`, 'content-type': 'application/json' };
     const body = JSON.stringify({ amount: '100.00', currencyCode: 'ETB', customerPhone: '0912345678', merchantReference: 'order-1' });
-    const init = await (await service.fetch(new Request('http://127.0.0.1/v1/transactions/initialize', { method: 'POST', headers, body }))).json();
+    const init = await (
+      await service.fetch(new Request('http://127.0.0.1/v1/transactions/initialize', { method: 'POST', headers, body }))
+    ).json();
     const page = await (await service.fetch(new Request(`http://127.0.0.1/checkout/${init.reference}`))).text();
     expect(page).toContain('<h1>Pay <strong id="amount">100.00 ETB</strong> to <span id="merchant">Demo shop</span></h1>');
     service.close();

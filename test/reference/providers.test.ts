@@ -27,7 +27,9 @@ describe('payment providers', () => {
     const list = await s.call('GET', '/v1/payment-providers/list');
     expect(list.status).toBe(200);
     providerListSchema(providerItemSchema).parse(list.json);
-    expect(list.json).toEqual({ data: catalogue.map(({ providerCode, providerName, flowCode }) => ({ providerCode, providerName, flowCode })) });
+    expect(list.json).toEqual({
+      data: catalogue.map(({ providerCode, providerName, flowCode }) => ({ providerCode, providerName, flowCode })),
+    });
     // Mode-aware: a live key reads the same catalogue.
     expect((await s.call('GET', '/v1/payment-providers', { key: LIVE_KEY })).json).toEqual(all.json);
   });
@@ -43,10 +45,11 @@ describe('payment providers', () => {
         ['mpesa', false],
         ['awash_bank', false],
       ]);
-      expect((await other.call('GET', '/v1/payment-providers/list', { key: KEY })).json.data.map((p: { providerCode: string }) => p.providerCode)).toEqual([
-        'telebirr',
-        'cbe_birr',
-      ]);
+      expect(
+        (await other.call('GET', '/v1/payment-providers/list', { key: KEY })).json.data.map(
+          (p: { providerCode: string }) => p.providerCode,
+        ),
+      ).toEqual(['telebirr', 'cbe_birr']);
     } finally {
       await other.close();
     }
@@ -59,10 +62,20 @@ describe('payment providers', () => {
   });
 
   it('403 "Missing <permission> permission" for a key without the provider permission, in the error envelope', async () => {
-    expectError(await s.call('GET', '/v1/payment-providers', { key: READ_ONLY_KEY }), 403, /^Missing get_platform_payment_provider permission/);
-    expectError(await s.call('GET', '/v1/payment-providers/list', { key: READ_ONLY_KEY }), 403, /^Missing list_platform_payment_provider permission/);
+    expectError(
+      await s.call('GET', '/v1/payment-providers', { key: READ_ONLY_KEY }),
+      403,
+      /^Missing get_platform_payment_provider permission/,
+    );
+    expectError(
+      await s.call('GET', '/v1/payment-providers/list', { key: READ_ONLY_KEY }),
+      403,
+      /^Missing list_platform_payment_provider permission/,
+    );
     const KEY = 'sk_test_list_providers_1';
-    const other = await start({ merchants: [{ apiKeys: [{ key: KEY, permissions: ['list_platform_payment_provider'] }], webhookSecret: 'whsec_x' }] });
+    const other = await start({
+      merchants: [{ apiKeys: [{ key: KEY, permissions: ['list_platform_payment_provider'] }], webhookSecret: 'whsec_x' }],
+    });
     try {
       expect((await other.call('GET', '/v1/payment-providers/list', { key: KEY })).status).toBe(200);
       expectError(await other.call('GET', '/v1/payment-providers', { key: KEY }), 403, /get_platform_payment_provider/);

@@ -1,10 +1,30 @@
 // The `serve --state` file on disk: written privately and never through a link, read only when it is safe to.
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { setupSignatureHeader } from '../../packages/reference/src/cli/serve-setup.js';
-import { createStateSaver, MAX_STATE_BYTES, readStateFile, StateFileError, stateText, writeStateFile, type StateFile } from '../../packages/reference/src/state.js';
+import {
+  createStateSaver,
+  MAX_STATE_BYTES,
+  readStateFile,
+  StateFileError,
+  stateText,
+  writeStateFile,
+  type StateFile,
+} from '../../packages/reference/src/state.js';
 
 // randomBytes as it is, except when a test fixes it to know the temporary file's name in advance.
 const fixed = vi.hoisted(() => ({ bytes: null as Buffer | null }));
@@ -70,8 +90,14 @@ describe('writing the state file', () => {
     symlinkSync(victim, file);
     expect(() => writeStateFile(file, stateText(state))).toThrow(StateFileError);
     expect(() => writeStateFile(file, stateText(state))).toThrow(`the state file ${file} is a symbolic link to ${victim}`);
-    const saver = createStateSaver(file, () => state, () => {});
-    expect(saver.flush()).toMatch(/is a symbolic link .*Pass the file itself with --state, or remove the link\. Changes are kept in memory meanwhile\.$/);
+    const saver = createStateSaver(
+      file,
+      () => state,
+      () => {},
+    );
+    expect(saver.flush()).toMatch(
+      /is a symbolic link .*Pass the file itself with --state, or remove the link\. Changes are kept in memory meanwhile\.$/,
+    );
     expect(readFileSync(victim, 'utf8')).toBe('the victim');
     expect(readlinkSync(file)).toBe(victim);
     // Read, it is refused the same way, a dangling link too.
@@ -82,7 +108,11 @@ describe('writing the state file', () => {
 
   it('is private whatever the file was before, and fails without leaving a temporary file behind', () => {
     const { file, shared } = dirs();
-    createStateSaver(file, () => state, () => {}).flush();
+    createStateSaver(
+      file,
+      () => state,
+      () => {},
+    ).flush();
     expect(mode(file)).toBe(0o600);
     const dir = join(shared, 'a-directory');
     mkdirSync(dir);
@@ -105,7 +135,10 @@ describe('reading the state file', () => {
   it('refuses deep nesting before parsing it, wherever it is', () => {
     refused(deep, /nests arrays or objects deeper than 32 levels.*move it away to start afresh/);
     refused(stateText(state).replace('"webhookSecret"', `"extra": ${deep}, "webhookSecret"`), /deeper than 32 levels/);
-    refused(JSON.stringify({ ...good, transactions: [{ timeline: [JSON.parse('['.repeat(40) + ']'.repeat(40))] }] }), /deeper than 32 levels/);
+    refused(
+      JSON.stringify({ ...good, transactions: [{ timeline: [JSON.parse('['.repeat(40) + ']'.repeat(40))] }] }),
+      /deeper than 32 levels/,
+    );
     // Brackets inside strings are text, not nesting.
     const { file } = dirs();
     writeFileSync(file, stateText({ ...state, merchants: [{ ...state.merchants[0]!, name: `"[{\\"${'['.repeat(100)}` }] }));
@@ -122,7 +155,15 @@ describe('reading the state file', () => {
     refused('[]', /is not a payhook-reference state file \(Invalid input: expected object, received array\)/);
     refused('"state"', /expected object/);
     refused(JSON.stringify({ ...good, clockOffsetMs: 1e300 }), /at clockOffsetMs \(the clock offset must be at most 100 years\)/);
-    const tx = { seq: 1, reference: 'PAAAAAAAA20260813', merchantId: 'm', mode: 'sandbox', status: 'pending', createdAt: 1e300, timeline: [] };
+    const tx = {
+      seq: 1,
+      reference: 'PAAAAAAAA20260813',
+      merchantId: 'm',
+      mode: 'sandbox',
+      status: 'pending',
+      createdAt: 1e300,
+      timeline: [],
+    };
     refused(JSON.stringify({ ...good, transactions: [tx] }), /at transactions\.0\.createdAt/);
     refused(JSON.stringify({ ...good, signatureHeader: 'X Epay' }), /at signatureHeader \("signatureHeader" must be an HTTP header name/);
   });
@@ -131,7 +172,10 @@ describe('reading the state file', () => {
 describe('the signature header kept in the state file', () => {
   it('the flag wins and is saved; without it the saved one; without either the interface default', () => {
     const saved = { ...state, signatureHeader: 'X-Epay-Signature' };
-    expect(setupSignatureHeader(undefined, saved)).toEqual({ header: 'X-Epay-Signature', shown: '  signed in       X-Epay-Signature (kept in the state file)' });
+    expect(setupSignatureHeader(undefined, saved)).toEqual({
+      header: 'X-Epay-Signature',
+      shown: '  signed in       X-Epay-Signature (kept in the state file)',
+    });
     expect(setupSignatureHeader('X-Service-Signature', saved).shown).toBe(
       '  signed in       X-Service-Signature (--signature-header; the state file said X-Epay-Signature, now saved)',
     );

@@ -50,8 +50,12 @@ describe('state kept across a restart (serve --state)', () => {
     });
     expect((await second.call('GET', `/v1/transactions/${reference}`)).json).toMatchObject({ reference, status: 'completed' });
     await second.service.clock.advance(MINUTE);
-    expect(second.service.deliveries().map((d) => [d.id, d.state, d.attempts.map((a) => a.status)])).toEqual([['dlv_1', 'delivered', [503, 200]]]);
-    expect(lines).toEqual([expect.stringMatching(/^2026-08-13T10:01:00\.000Z payment\.success \S+ dlv_1 attempt 2\/5 → 200 in \d+ ms, delivered$/)]);
+    expect(second.service.deliveries().map((d) => [d.id, d.state, d.attempts.map((a) => a.status)])).toEqual([
+      ['dlv_1', 'delivered', [503, 200]],
+    ]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^2026-08-13T10:01:00\.000Z payment\.success \S+ dlv_1 attempt 2\/5 → 200 in \d+ ms, delivered$/),
+    ]);
 
     const later = await second.call('POST', '/v1/transactions/initialize', { body: validInput({ merchantReference: 'after-restart' }) });
     const list = await second.call('GET', '/v1/transactions');
@@ -61,9 +65,18 @@ describe('state kept across a restart (serve --state)', () => {
   it('the saver writes atomically and only on change; the reader refuses what it cannot use', () => {
     const dir = mkdtempSync(join(tmpdir(), 'payhook-state-'));
     const file = join(dir, 'state.json');
-    const state = { merchants: [{ id: 'm', apiKeys: [{ sha256: 'a'.repeat(64), mode: 'sandbox' as const }], webhookSecret: 'whsec_x' }], clockOffsetMs: 0, transactions: [], deliveries: [] };
+    const state = {
+      merchants: [{ id: 'm', apiKeys: [{ sha256: 'a'.repeat(64), mode: 'sandbox' as const }], webhookSecret: 'whsec_x' }],
+      clockOffsetMs: 0,
+      transactions: [],
+      deliveries: [],
+    };
     const errors: string[] = [];
-    const saver = createStateSaver(file, () => state, (m) => errors.push(m));
+    const saver = createStateSaver(
+      file,
+      () => state,
+      (m) => errors.push(m),
+    );
     expect(saver.flush()).toBeNull();
     expect(readStateFile(file)).toEqual(state);
     writeFileSync(file, 'changed by hand');
@@ -73,7 +86,11 @@ describe('state kept across a restart (serve --state)', () => {
     expect(() => readStateFile(file)).toThrow(StateFileError);
     expect(() => readStateFile(file)).toThrow(/not valid JSON .*move it away/);
     expect(readStateFile(join(dir, 'absent.json'))).toBeNull();
-    const bad = createStateSaver(join(dir, 'missing', 'state.json'), () => state, (m) => errors.push(m));
+    const bad = createStateSaver(
+      join(dir, 'missing', 'state.json'),
+      () => state,
+      (m) => errors.push(m),
+    );
     expect(bad.flush()).toMatch(/cannot write the state file .*check the directory exists/);
   });
 });

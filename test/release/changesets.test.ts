@@ -9,7 +9,9 @@ import { root, run } from './fresh-project.js';
 
 const manifest = (dir: string) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, any>;
 const workspaceDirs = () =>
-  ['packages', 'examples', 'test/runtimes'].flatMap((parent) => readdirSync(join(root, parent)).map((d) => `${parent}/${d}`)).concat(['bench', 'test/runtimes']);
+  ['packages', 'examples', 'test/runtimes']
+    .flatMap((parent) => readdirSync(join(root, parent)).map((d) => `${parent}/${d}`))
+    .concat(['bench', 'test/runtimes']);
 
 it('a minor changeset moves every package to the next minor together, and nothing to 1.0', async () => {
   const copy = mkdtempSync(join(tmpdir(), 'payhook-changesets-'));
@@ -31,11 +33,14 @@ it('a minor changeset moves every package to the next minor together, and nothin
     expect(pkg.version, pkg.name).toBe(next);
     expect(readFileSync(join(copy, 'packages', dir, 'CHANGELOG.md'), 'utf8'), pkg.name).toContain(`## ${next}`);
     // The workspace ranges of @payhook/* still hold the new version (pnpm rewrites them at publish).
-    for (const range of Object.entries({ ...pkg.dependencies, ...pkg.peerDependencies }).filter(([n]) => n.startsWith('@payhook/')).map(([, r]) => r as string)) {
+    for (const range of Object.entries({ ...pkg.dependencies, ...pkg.peerDependencies })
+      .filter(([n]) => n.startsWith('@payhook/'))
+      .map(([, r]) => r as string)) {
       expect(range, pkg.name).toMatch(/^workspace:(\^|>=\d+\.\d+\.\d+ <1\.0\.0)$/);
     }
   }
   expect(readFileSync(join(copy, 'packages/core/CHANGELOG.md'), 'utf8')).toContain('A sample change to the core.');
-  for (const dir of ['examples/shop', 'examples/express', 'bench']) expect(manifest(join(copy, dir)), dir).toEqual(manifest(join(root, dir)));
+  for (const dir of ['examples/shop', 'examples/express', 'bench'])
+    expect(manifest(join(copy, dir)), dir).toEqual(manifest(join(root, dir)));
   expect(existsSync(join(copy, '.changeset/sample-change.md'))).toBe(false);
 }, 60_000);

@@ -9,7 +9,11 @@ import { root } from './fresh-project.js';
 const check = (latest: Record<string, string>, heldBack?: Record<string, string>) =>
   promisify(execFile)(process.execPath, [join(root, 'scripts/check-peers.mjs')], {
     cwd: root,
-    env: { ...process.env, PAYHOOK_PEERS_LATEST: JSON.stringify(latest), ...(heldBack && { PAYHOOK_PEERS_HELD_BACK: JSON.stringify(heldBack) }) },
+    env: {
+      ...process.env,
+      PAYHOOK_PEERS_LATEST: JSON.stringify(latest),
+      ...(heldBack && { PAYHOOK_PEERS_HELD_BACK: JSON.stringify(heldBack) }),
+    },
   }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
@@ -28,13 +32,17 @@ describe('release check: check:peers', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("FAIL @payhook/store-redis: peer ioredis ^5.4.0 || ^6.0.0 leaves out 7.0.0, npm's latest");
     expect(r.stderr).toContain("FAIL @payhook/queue-bullmq: peer ioredis ^5.4.0 || ^6.0.0 leaves out 7.0.0, npm's latest");
-    expect(r.stderr).toMatch(/widen each to the new major and run the matrix on it .* or name it in scripts\/peers-held-back\.json with the reason\./);
+    expect(r.stderr).toMatch(
+      /widen each to the new major and run the matrix on it .* or name it in scripts\/peers-held-back\.json with the reason\./,
+    );
   });
 
   it('reports a major held back on purpose with its reason, without failing', async () => {
     const r = await check({ zod: '5.0.0' }, { zod: 'zod 5 changes the schemas payhook builds' });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^note @payhook\/core: dependency zod \^4\.6\.7 leaves out 5\.0\.0, npm's latest \(held back: zod 5 changes the schemas payhook builds\)$/m);
+    expect(r.stdout).toMatch(
+      /^note @payhook\/core: dependency zod \^4\.6\.7 leaves out 5\.0\.0, npm's latest \(held back: zod 5 changes the schemas payhook builds\)$/m,
+    );
     expect(r.stdout).toMatch(/3 held back\)$/m);
   });
 });

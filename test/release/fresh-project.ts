@@ -12,7 +12,9 @@ export const run = promisify(execFile);
 
 /** The environment of a process in the fresh project: no NODE_PATH (pnpm and vitest set one) that
  * would let it find the workspace's node_modules. */
-export const outside = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_PATH' && !/^npm_(package|lifecycle)_/.test(k))) as NodeJS.ProcessEnv;
+export const outside = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => k !== 'NODE_PATH' && !/^npm_(package|lifecycle)_/.test(k)),
+) as NodeJS.ProcessEnv;
 
 export interface FreshProject {
   dir: string;
@@ -29,7 +31,9 @@ export async function freshProject(): Promise<FreshProject> {
   const packs = join(base, 'packs');
   const dir = join(base, 'app');
   await run(process.execPath, [join(root, 'scripts/pack.mjs'), packs], { cwd: root });
-  const tarballs = readdirSync(packs).filter((f) => f.endsWith('.tgz')).map((f) => join(packs, f));
+  const tarballs = readdirSync(packs)
+    .filter((f) => f.endsWith('.tgz'))
+    .map((f) => join(packs, f));
   mkdirSync(dir);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true }, null, 2));
   // Versions the workspace type-checks with, and the optional peers some entries load
@@ -37,7 +41,16 @@ export async function freshProject(): Promise<FreshProject> {
   // come as peers, at the versions npm picks.
   // The lowest TypeScript payhook supports and TypeScript 7 (npm's latest) under aliases beside 5.9,
   // whose `tsc` keeps the bin name; @types/pg, as the store-postgres README asks of TypeScript users.
-  const tools = ['typescript@5.9.3', 'typescript-lowest@npm:typescript@5.0.4', 'typescript7@npm:typescript@7.0.2', '@types/node@20.19.43', '@types/pg@8.23.1', '@types/express@5.0.4', '@opentelemetry/api@1.9.1', 'vitest@4.1.12'];
+  const tools = [
+    'typescript@5.9.3',
+    'typescript-lowest@npm:typescript@5.0.4',
+    'typescript7@npm:typescript@7.0.2',
+    '@types/node@20.19.43',
+    '@types/pg@8.23.1',
+    '@types/express@5.0.4',
+    '@opentelemetry/api@1.9.1',
+    'vitest@4.1.12',
+  ];
   await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...tools], {
     cwd: dir,
     env: outside,
@@ -66,7 +79,10 @@ export interface Packed {
 }
 
 const tarballFiles = (tarball: string): string[] =>
-  execFileSyncText('tar', ['tzf', tarball]).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+  execFileSyncText('tar', ['tzf', tarball])
+    .split('\n')
+    .filter(Boolean)
+    .map((f) => f.replace(/^package\//, ''));
 
 const tarballManifest = (tarball: string): Manifest => JSON.parse(execFileSyncText('tar', ['xzf', tarball, '-O', 'package/package.json']));
 

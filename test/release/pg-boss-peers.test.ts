@@ -73,7 +73,9 @@ beforeAll(async () => {
   dir = join(base, 'app');
   await run(process.execPath, [join(root, 'scripts/pack.mjs'), packs], { cwd: root });
   const wanted = ['core', 'client', 'reference', 'testing', 'store-postgres', 'queue-pg-boss'];
-  const tarballs = readdirSync(packs).filter((f) => wanted.some((w) => f.startsWith(`payhook-${w}-0`))).map((f) => join(packs, f));
+  const tarballs = readdirSync(packs)
+    .filter((f) => wanted.some((w) => f.startsWith(`payhook-${w}-0`)))
+    .map((f) => join(packs, f));
   expect(tarballs).toHaveLength(wanted.length);
   mkdirSync(join(dir, 'test'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'pg-boss-peer-app', private: true, type: 'module' }, null, 2));
@@ -83,7 +85,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'vitest.config.js'), 'export default { test: { testTimeout: 20_000, hookTimeout: 30_000 } };\n');
   writeFileSync(join(dir, 'types.ts'), TYPES);
   const tools = [`pg-boss@${PG_BOSS}`, 'pg@8.23.1', 'vitest@4.1.12', 'typescript@5.9.3', '@types/node@20.19.43'];
-  await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...tools], { cwd: dir, env: outside, maxBuffer: 16 * 1024 * 1024 });
+  await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...tools], {
+    cwd: dir,
+    env: outside,
+    maxBuffer: 16 * 1024 * 1024,
+  });
 }, 240_000);
 
 describe.skipIf(!postgres)("release check: @payhook/queue-pg-boss's pg-boss peer at its newest end", () => {
@@ -100,9 +106,19 @@ describe.skipIf(!postgres)("release check: @payhook/queue-pg-boss's pg-boss peer
   }, 180_000);
 
   it(`pg-boss ${PG_BOSS}'s PgBoss type-checks as the queue's boss (TypeScript 5.9, node16 resolution)`, async () => {
-    const compilerOptions = { module: 'node16', moduleResolution: 'node16', target: 'es2022', strict: true, noEmit: true, types: ['node'], skipLibCheck: true };
+    const compilerOptions = {
+      module: 'node16',
+      moduleResolution: 'node16',
+      target: 'es2022',
+      strict: true,
+      noEmit: true,
+      types: ['node'],
+      skipLibCheck: true,
+    };
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['types.ts'] }));
-    const result = await run(node24, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir, env: outside }).catch((error: { stdout: string }) => error);
+    const result = await run(node24, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir, env: outside }).catch(
+      (error: { stdout: string }) => error,
+    );
     expect(result.stdout).toBe('');
   }, 60_000);
 });

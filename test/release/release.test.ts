@@ -25,17 +25,32 @@ describe('release check: the packed packages', () => {
   it('packs every package with no workspace: range left, with its README, LICENSE and metadata', () => {
     const names = project.packages.map((p) => p.manifest.name).sort();
     expect(names).toEqual([
-      '@payhook/client', '@payhook/core', '@payhook/express', '@payhook/fastify', '@payhook/hono', '@payhook/next',
-      '@payhook/queue-bullmq', '@payhook/queue-pg-boss', '@payhook/reference', '@payhook/store-postgres', '@payhook/store-redis', '@payhook/testing',
+      '@payhook/client',
+      '@payhook/core',
+      '@payhook/express',
+      '@payhook/fastify',
+      '@payhook/hono',
+      '@payhook/next',
+      '@payhook/queue-bullmq',
+      '@payhook/queue-pg-boss',
+      '@payhook/reference',
+      '@payhook/store-postgres',
+      '@payhook/store-redis',
+      '@payhook/testing',
     ]);
     for (const { manifest, files } of project.packages) {
       expect(JSON.stringify(manifest), manifest.name).not.toContain('workspace:');
       expect(files, manifest.name).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json']));
       expect(manifest, manifest.name).toMatchObject({ license: 'MIT', repository: { url: 'git+https://github.com/payhook/payhook.git' } });
       expect(manifest.keywords, manifest.name).toContain('webhooks');
-      for (const range of Object.values((manifest.dependencies ?? {}) as Record<string, string>)) expect(range, manifest.name).toMatch(/^\^/);
-      for (const bin of Object.values((manifest.bin ?? {}) as Record<string, string>)) expect(files, manifest.name).toContain(bin.replace(/^\.\//, ''));
-      expect(files.filter((f) => f.startsWith('src/') || f.startsWith('test/')), manifest.name).toEqual([]);
+      for (const range of Object.values((manifest.dependencies ?? {}) as Record<string, string>))
+        expect(range, manifest.name).toMatch(/^\^/);
+      for (const bin of Object.values((manifest.bin ?? {}) as Record<string, string>))
+        expect(files, manifest.name).toContain(bin.replace(/^\.\//, ''));
+      expect(
+        files.filter((f) => f.startsWith('src/') || f.startsWith('test/')),
+        manifest.name,
+      ).toEqual([]);
     }
     const reference = project.packages.find((p) => p.manifest.name === '@payhook/reference')!;
     // Its command is ESM only (bin/payhook-reference.mjs imports dist/cli.js): no CommonJS copy ships.
@@ -77,7 +92,9 @@ describe('release check: the packed packages', () => {
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files }));
     // Each under an alias whose `tsc` keeps its own path: TypeScript 7's is a native binary behind the same bin name.
     const tsc = join(project.dir, `node_modules/${ts === '7' ? 'typescript7' : 'typescript-lowest'}/bin/tsc`);
-    const result = await run(process.execPath, [tsc, '-p', dir], { cwd: project.dir, env: outside }).catch((error: { stdout: string }) => error);
+    const result = await run(process.execPath, [tsc, '-p', dir], { cwd: project.dir, env: outside }).catch(
+      (error: { stdout: string }) => error,
+    );
     expect(result.stdout).toBe('');
     // The right compiler ran.
     const { stdout: version } = await run(process.execPath, [tsc, '--version'], { cwd: project.dir, env: outside });
@@ -87,7 +104,10 @@ describe('release check: the packed packages', () => {
 
 describe('release check: publishing', () => {
   it('pnpm publish -r --dry-run would publish every package, at its version', async () => {
-    const { stdout } = await run(join(root, 'node_modules/.bin/pnpm'), ['publish', '-r', '--dry-run', '--no-git-checks'], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await run(join(root, 'node_modules/.bin/pnpm'), ['publish', '-r', '--dry-run', '--no-git-checks'], {
+      cwd: root,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     const published = [...stdout.matchAll(/^\+ (@payhook\/[\w-]+)@(\S+)$/gm)].map((m) => `${m[1]}@${m[2]}`).sort();
     expect(published).toEqual(project.packages.map(({ manifest }) => `${manifest.name}@${manifest.version}`).sort());
   }, 120_000);
@@ -96,7 +116,9 @@ describe('release check: publishing', () => {
 let exportsOfEntries: Promise<Record<string, string[]>> | undefined;
 /** Every entry's export names as an ESM app sees them: probed once, for the three type-checks. */
 function exportNames(): Promise<Record<string, string[]>> {
-  exportsOfEntries ??= run(process.execPath, ['probe.mjs', ...project.entries], { cwd: project.dir, env: outside }).then((r) => JSON.parse(r.stdout));
+  exportsOfEntries ??= run(process.execPath, ['probe.mjs', ...project.entries], { cwd: project.dir, env: outside }).then((r) =>
+    JSON.parse(r.stdout),
+  );
   return exportsOfEntries;
 }
 
@@ -121,19 +143,37 @@ describe("release check: the README's Express quickstart, installed from the tar
     const app = [
       "import { orders } from './orders.mjs';",
       readmeBlock('**Express 4 and 5**'),
-      'server.on(\'listening\', () => console.log(JSON.stringify({ port: (server.address() as { port: number }).port })));',
+      "server.on('listening', () => console.log(JSON.stringify({ port: (server.address() as { port: number }).port })));",
     ].join('\n');
     writeFileSync(join(project.dir, 'quickstart.mts'), app);
-    const compilerOptions = { module: 'node16', moduleResolution: 'node16', target: 'es2022', strict: true, outDir: 'out', types: ['node'], skipLibCheck: true };
+    const compilerOptions = {
+      module: 'node16',
+      moduleResolution: 'node16',
+      target: 'es2022',
+      strict: true,
+      outDir: 'out',
+      types: ['node'],
+      skipLibCheck: true,
+    };
     writeFileSync(join(project.dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['quickstart.mts', 'orders.mts'] }));
-    const built = await run(join(project.dir, 'node_modules/.bin/tsc'), ['-p', '.'], { cwd: project.dir, env: outside }).catch((error: { stdout: string }) => error);
+    const built = await run(join(project.dir, 'node_modules/.bin/tsc'), ['-p', '.'], { cwd: project.dir, env: outside }).catch(
+      (error: { stdout: string }) => error,
+    );
     expect(built.stdout).toBe('');
 
     const shop = start(process.execPath, ['out/quickstart.mjs'], { PORT: '0', PAYHOOK_WEBHOOK_SECRET: secret });
     const { port } = JSON.parse(await shop.line((l) => l.startsWith('{"port"'))) as { port: number };
     const service = start(join(project.dir, 'node_modules/.bin/payhook-reference'), [
-      'serve', '--port', '0', '--api-key', apiKey, '--webhook-secret', secret,
-      '--callback-url', `http://127.0.0.1:${port}/webhooks`, '--allow-http-callbacks',
+      'serve',
+      '--port',
+      '0',
+      '--api-key',
+      apiKey,
+      '--webhook-secret',
+      secret,
+      '--callback-url',
+      `http://127.0.0.1:${port}/webhooks`,
+      '--allow-http-callbacks',
     ]);
     const url = /listening on (\S+)/.exec(await service.line((l) => l.includes('listening on')))![1]!;
     const call = async (method: string, path: string, body?: unknown) => {
@@ -152,7 +192,11 @@ describe("release check: the README's Express quickstart, installed from the tar
     expect(JSON.parse(await shop.line((l) => l.includes('markPaid')))).toEqual({ markPaid: 'order-42' });
 
     expect(await service.line((l) => l.includes(`payment.success ${reference}`))).toMatch(/→ 200 in \d+ ms, delivered/);
-    const [first] = (await call('GET', `/_sandbox/deliveries?reference=${reference}`)) as Array<{ id: string; state: string; attempts: Array<{ status: number }> }>;
+    const [first] = (await call('GET', `/_sandbox/deliveries?reference=${reference}`)) as Array<{
+      id: string;
+      state: string;
+      attempts: Array<{ status: number }>;
+    }>;
     expect(first).toMatchObject({ state: 'delivered', attempts: [{ status: 200 }] });
     const resent = (await call('POST', `/_sandbox/deliveries/${first!.id}/resend`)) as { id: string };
     // The live log prints a line once the resent delivery's attempt was answered.
@@ -174,7 +218,7 @@ function start(command: string, args: string[], env: Record<string, string> = {}
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   createInterface({ input: child.stdout! }).on('line', (line) => {
     lines.push(line);
-    for (const w of waiting.splice(0)) (w.test(line) ? w.resolve(line) : waiting.push(w));
+    for (const w of waiting.splice(0)) w.test(line) ? w.resolve(line) : waiting.push(w);
   });
   const line = (test: (l: string) => boolean) =>
     new Promise<string>((resolve, reject) => {
@@ -187,7 +231,7 @@ function start(command: string, args: string[], env: Record<string, string> = {}
 }
 
 describe('release check: docs/testing.md, as a plain .mjs test on Node 20', () => {
-  it("runs the reference-service example with plain node, from the tarballs", async () => {
+  it('runs the reference-service example with plain node, from the tarballs', async () => {
     copyFileSync(join(root, 'docs/snippets/testing-reference.mjs'), join(project.dir, 'testing-reference.mjs'));
     const { stdout } = await run(process.execPath, ['testing-reference.mjs'], { cwd: project.dir, env: outside, timeout: 60_000 });
     expect(stdout).toMatch(/testing-reference: ok \(5 deliveries, handler ran 1 time\)/);

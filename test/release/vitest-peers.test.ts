@@ -50,9 +50,15 @@ describe("release check: @payhook/testing's vitest peer at both ends of its rang
       writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'vitest-peer-app', private: true, type: 'module' }, null, 2));
       writeFileSync(join(dir, 'test', 'payhook.test.js'), SPEC);
       const wanted = ['core', 'client', 'reference', 'testing'];
-      const tarballs = readdirSync(packs).filter((f) => wanted.some((w) => f.startsWith(`payhook-${w}-`))).map((f) => join(packs, f));
+      const tarballs = readdirSync(packs)
+        .filter((f) => wanted.some((w) => f.startsWith(`payhook-${w}-`)))
+        .map((f) => join(packs, f));
       expect(tarballs).toHaveLength(wanted.length);
-      await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, `vitest@${c.vitest}`], { cwd: dir, env: outside, maxBuffer: 16 * 1024 * 1024 });
+      await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, `vitest@${c.vitest}`], {
+        cwd: dir,
+        env: outside,
+        maxBuffer: 16 * 1024 * 1024,
+      });
       const { stdout } = await run(c.node, [join(dir, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=verbose'], {
         cwd: dir,
         env: { ...outside, CI: 'true', NO_COLOR: '1', FORCE_COLOR: '0' },

@@ -75,7 +75,15 @@ export const slowEvent = () => createEvent('payment.success', { merchantReferenc
  * Read the runs of `event` until `done` holds of them (at most 10 s), and give them. The handler
  * runs in another process, on its own clock: polling is how to see it from here.
  */
-export async function lateRuns(target: MatrixTarget, event: Parameters<typeof defaultDedupeKey>[0], done: (runs: Runs) => boolean): Promise<Runs> {
+export async function lateRuns(
+  target: MatrixTarget,
+  event: Parameters<typeof defaultDedupeKey>[0],
+  done: (runs: Runs) => boolean,
+): Promise<Runs> {
   let last: Runs | undefined;
-  return until(async () => done((last = await runsOf(target, event))) && last, { timeoutMs: 10_000, intervalMs: 100, what: () => `the late handler's runs (last read: ${JSON.stringify(last)})` });
+  return until(async () => done((last = await runsOf(target, event))) && last, {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+    what: () => `the late handler's runs (last read: ${JSON.stringify(last)})`,
+  });
 }

@@ -22,8 +22,14 @@ const origin = (served: Served) => served.url.replace(/\/webhooks$/, '');
 const toUrl = (path: string) => new URL(path, 'http://127.0.0.1');
 
 /** Each peer range's lowest and newest version (package.json pins them; the README's table names them). */
-const EXPRESS = [['express 4.18.0', express4], ['express 5.3.0', express5]] as const;
-const FASTIFY = [['fastify 4.0.0', fastify4 as unknown as typeof fastify5], ['fastify 5.12.8', fastify5]] as const;
+const EXPRESS = [
+  ['express 4.18.0', express4],
+  ['express 5.3.0', express5],
+] as const;
+const FASTIFY = [
+  ['fastify 4.0.0', fastify4 as unknown as typeof fastify5],
+  ['fastify 5.12.8', fastify5],
+] as const;
 const HONO = [
   ['hono 4.0.0 on @hono/node-server 1.19.19', Hono4Lowest as unknown as typeof Hono4Newest, nodeServer1 as unknown as typeof nodeServer2],
   ['hono 4.13.19 on @hono/node-server 2.1.8', Hono4Newest, nodeServer2],
@@ -66,7 +72,9 @@ for (const [name, Fastify] of FASTIFY) {
     let address: string;
     beforeAll(async () => {
       const web = Fastify();
-      web.get('/runs', async (request, reply) => reply.type('application/json').send(await (await runsAnswer(app, toUrl(request.url))).text()));
+      web.get('/runs', async (request, reply) =>
+        reply.type('application/json').send(await (await runsAnswer(app, toUrl(request.url))).text()),
+      );
       await web.register(payhookFastify, { receiver: app.receiver });
       address = await web.listen({ port: 0, host: '127.0.0.1' });
       close = () => web.close();
@@ -85,7 +93,10 @@ for (const [name, Hono, getRequestListener] of HONO) {
     beforeAll(async () => {
       const web = new Hono();
       // The function form: node-server passes a new env ({ incoming, outgoing }) per request, yet one receiver is built.
-      web.all('/webhooks', payhookHono(() => (built++, app.receiver)));
+      web.all(
+        '/webhooks',
+        payhookHono(() => (built++, app.receiver)),
+      );
       web.get('/runs', (c) => runsAnswer(app, new URL(c.req.url)));
       served = await listen(http.createServer(getRequestListener(web.fetch)), '/webhooks');
     });

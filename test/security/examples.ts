@@ -138,16 +138,25 @@ export async function buildNextExample(): Promise<string> {
     try {
       for (const old of readdirSync(builds)) {
         const path = join(builds, old);
-        if (old !== digest && !old.startsWith('.') && Date.now() - statSync(path).mtimeMs > 24 * 3_600_000) rmSync(path, { recursive: true, force: true });
+        if (old !== digest && !old.startsWith('.') && Date.now() - statSync(path).mtimeMs > 24 * 3_600_000)
+          rmSync(path, { recursive: true, force: true });
       }
       rmSync(copy, { recursive: true, force: true });
       mkdirSync(copy, { recursive: true });
-      for (const entry of ['app', 'lib', 'package.json', 'tsconfig.json']) cpSync(join(nextExample, entry), join(copy, entry), { recursive: true });
+      for (const entry of ['app', 'lib', 'package.json', 'tsconfig.json'])
+        cpSync(join(nextExample, entry), join(copy, entry), { recursive: true });
       symlinkSync('../../../../examples/next/node_modules', join(copy, 'node_modules'));
       // The example's config with the workspace root computed from the copy's place.
-      const config = readFileSync(join(nextExample, 'next.config.mjs'), 'utf8').replace("new URL('../..', import.meta.url)", "new URL('../../../..', import.meta.url)");
+      const config = readFileSync(join(nextExample, 'next.config.mjs'), 'utf8').replace(
+        "new URL('../..', import.meta.url)",
+        "new URL('../../../..', import.meta.url)",
+      );
       writeFileSync(join(copy, 'next.config.mjs'), config);
-      const build = spawn(process.execPath, [nextBin, 'build'], { cwd: copy, env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const build = spawn(process.execPath, [nextBin, 'build'], {
+        cwd: copy,
+        env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let log = '';
       build.stdout.on('data', (d) => (log += d));
       build.stderr.on('data', (d) => (log += d));

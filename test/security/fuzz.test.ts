@@ -104,9 +104,9 @@ type BodyKind = Pick<Case, 'body' | 'pollutes' | 'badUtf8'>;
 
 const merchantReference = fc.constantFrom('ok', 'ok', 'ok', 'throw', 'order-1');
 
-const validEvent = fc.record({ mr: merchantReference, event: fc.constantFrom('payment.success', 'payment.refunded', 'payment.teleported') }).map(
-  ({ mr, event }) => JSON.stringify({ ...createEvent('payment.success', { merchantReference: mr }), event }),
-);
+const validEvent = fc
+  .record({ mr: merchantReference, event: fc.constantFrom('payment.success', 'payment.refunded', 'payment.teleported') })
+  .map(({ mr, event }) => JSON.stringify({ ...createEvent('payment.success', { merchantReference: mr }), event }));
 
 /**
  * What a stranger sends to make a step work hard or fall over (issue 30): nesting that overflowed
@@ -129,7 +129,9 @@ const bodyArb: fc.Arbitrary<BodyKind> = fc.oneof(
   { weight: 3, arbitrary: hostileText.map((t) => ({ body: Buffer.from(t), pollutes: false, badUtf8: false })) },
   {
     weight: 1,
-    arbitrary: fc.tuple(hostileText, fc.constantFrom(...BAD_UTF8)).map(([t, bad]) => ({ body: Buffer.concat([bad, Buffer.from(t)]), pollutes: false, badUtf8: true })),
+    arbitrary: fc
+      .tuple(hostileText, fc.constantFrom(...BAD_UTF8))
+      .map(([t, bad]) => ({ body: Buffer.concat([bad, Buffer.from(t)]), pollutes: false, badUtf8: true })),
   },
   // A real event: the handler should run (or 200 ignored, for an unknown event name).
   { weight: 4, arbitrary: validEvent.map((t) => ({ body: Buffer.from(t), pollutes: false, badUtf8: false })) },
@@ -154,23 +156,68 @@ const bodyArb: fc.Arbitrary<BodyKind> = fc.oneof(
   {
     weight: 2,
     arbitrary: fc
-      .tuple(validEvent, fc.constantFrom('amount', 'reference', 'event', 'mode', 'customer', 'paidAt', 'status'), fc.jsonValue({ maxDepth: 2 }))
-      .map(([t, field, value]) => ({ body: Buffer.from(JSON.stringify({ ...JSON.parse(t), [field]: value })), pollutes: false, badUtf8: false })),
+      .tuple(
+        validEvent,
+        fc.constantFrom('amount', 'reference', 'event', 'mode', 'customer', 'paidAt', 'status'),
+        fc.jsonValue({ maxDepth: 2 }),
+      )
+      .map(([t, field, value]) => ({
+        body: Buffer.from(JSON.stringify({ ...JSON.parse(t), [field]: value })),
+        pollutes: false,
+        badUtf8: false,
+      })),
   },
   { weight: 2, arbitrary: fc.uint8Array({ maxLength: 2048 }).map((b) => ({ body: Buffer.from(b), pollutes: false, badUtf8: false })) },
   { weight: 1, arbitrary: fc.constant({ body: Buffer.alloc(0), pollutes: false, badUtf8: false }) },
   // Huge: past the limit, up to 12x it.
   {
     weight: 1,
-    arbitrary: fc.integer({ min: MAX_BODY + 1, max: 12 * MAX_BODY }).map((n) => ({ body: Buffer.alloc(n, 0x7b), pollutes: false, badUtf8: false })),
+    arbitrary: fc
+      .integer({ min: MAX_BODY + 1, max: 12 * MAX_BODY })
+      .map((n) => ({ body: Buffer.alloc(n, 0x7b), pollutes: false, badUtf8: false })),
   },
 );
 
-type SignatureKind = 'valid' | 'upper-name' | 'missing' | 'upper-hex' | 'upper-prefix' | 'short' | 'long' | 'duplicate' | 'duplicate-mixed' | 'other-secret' | 'random' | 'empty' | 'sha1' | 'other-body' | 'well-formed';
+type SignatureKind =
+  | 'valid'
+  | 'upper-name'
+  | 'missing'
+  | 'upper-hex'
+  | 'upper-prefix'
+  | 'short'
+  | 'long'
+  | 'duplicate'
+  | 'duplicate-mixed'
+  | 'other-secret'
+  | 'random'
+  | 'empty'
+  | 'sha1'
+  | 'other-body'
+  | 'well-formed';
 
 const signatureArb = fc.constantFrom<SignatureKind>(
-  'valid', 'valid', 'valid', 'valid', 'valid', 'upper-name', 'upper-name', 'well-formed', 'well-formed', 'well-formed',
-  'missing', 'upper-hex', 'upper-prefix', 'short', 'long', 'duplicate', 'duplicate-mixed', 'other-secret', 'random', 'empty', 'sha1', 'other-body',
+  'valid',
+  'valid',
+  'valid',
+  'valid',
+  'valid',
+  'upper-name',
+  'upper-name',
+  'well-formed',
+  'well-formed',
+  'well-formed',
+  'missing',
+  'upper-hex',
+  'upper-prefix',
+  'short',
+  'long',
+  'duplicate',
+  'duplicate-mixed',
+  'other-secret',
+  'random',
+  'empty',
+  'sha1',
+  'other-body',
 );
 
 const caseArb: fc.Arbitrary<Case> = fc
@@ -180,8 +227,17 @@ const caseArb: fc.Arbitrary<Case> = fc
     signature: signatureArb,
     random: printable,
     hex: fc.stringMatching(/^[0-9a-f]{64}$/),
-    contentType: fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/json; charset=latin1'),
-    extra: fc.array(fc.tuple(fc.constantFrom('x-forwarded-for', 'x-custom', 'accept', 'x-service-signature-2', 'X-Payhook'), printable), { maxLength: 3 }),
+    contentType: fc.constantFrom(
+      'application/json',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      '',
+      'application/json; charset=latin1',
+    ),
+    extra: fc.array(fc.tuple(fc.constantFrom('x-forwarded-for', 'x-custom', 'accept', 'x-service-signature-2', 'X-Payhook'), printable), {
+      maxLength: 3,
+    }),
     chunks: fc.array(fc.nat(), { maxLength: 6 }),
     lie: fc.constantFrom<Case['lie']>('none', 'none', 'none', 'none', 'none', 'none', 'short', 'long'),
   })
@@ -198,8 +254,14 @@ const caseArb: fc.Arbitrary<Case> = fc
       'upper-prefix': [[name, `SHA256=${good.slice(7)}`]],
       short: [[name, good.slice(0, 20)]],
       long: [[name, `${good}00`]],
-      duplicate: [[name, good], [name, good]],
-      'duplicate-mixed': [[name, good], ['X-Service-Signature', sign(body.body, 'whsec_other')]],
+      duplicate: [
+        [name, good],
+        [name, good],
+      ],
+      'duplicate-mixed': [
+        [name, good],
+        ['X-Service-Signature', sign(body.body, 'whsec_other')],
+      ],
       'other-secret': [[name, sign(body.body, 'whsec_other')]],
       random: [[name, random.trim() || 'x']],
       empty: [[name, '']],
@@ -249,11 +311,13 @@ function check(via: string, c: Case, answer: Answer, ran: number, thrown: number
   } else if (!(socket && answer.status === 400 && c.lie !== 'none')) {
     expect(ALLOWED.has(answer.status), `${where}: answered ${answer.status} ${answer.text}`).toBe(true);
   }
-  if (ran > 0) expect(c.validSignature && c.method.toUpperCase() === 'POST', `${where}: a handler ran without a valid signature`).toBe(true);
+  if (ran > 0)
+    expect(c.validSignature && c.method.toUpperCase() === 'POST', `${where}: a handler ran without a valid signature`).toBe(true);
   expect(ran, `${where}: more than one handler run for one delivery`).toBeLessThanOrEqual(1);
   if (c.lie !== 'none' && socket) return;
   // Fastify checks its bodyLimit before the route runs: an oversized body gets 413 whatever the method.
-  if (c.method.toUpperCase() !== 'POST') return void expect(c.body.length > maxBody && via.startsWith('fastify') ? [405, 413] : [405], where).toContain(answer.status);
+  if (c.method.toUpperCase() !== 'POST')
+    return void expect(c.body.length > maxBody && via.startsWith('fastify') ? [405, 413] : [405], where).toContain(answer.status);
   if (c.body.length > maxBody) return void expect(answer.status, where).toBe(413);
   if (!c.validSignature) return void expect(answer.status, where).toBe(401);
   if (c.pollutes || c.badUtf8) expect(answer.status, where).toBe(400);
@@ -268,7 +332,9 @@ function prototypeSnapshot() {
 /** Text as a customer or the service may write it: any Unicode, in whole graphemes. */
 const text = (minLength: number, maxLength: number) => fc.string({ unit: 'grapheme', minLength, maxLength });
 const money = fc.tuple(fc.nat(999_999_999), fc.nat(99)).map(([units, cents]) => `${units}.${String(cents).padStart(2, '0')}`);
-const instant = fc.date({ min: new Date('2000-01-01T00:00:00.000Z'), max: new Date('2099-12-31T23:59:59.999Z'), noInvalidDate: true }).map((d) => d.toISOString());
+const instant = fc
+  .date({ min: new Date('2000-01-01T00:00:00.000Z'), max: new Date('2099-12-31T23:59:59.999Z'), noInvalidDate: true })
+  .map((d) => d.toISOString());
 const orNull = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null });
 
 /**
@@ -287,7 +353,9 @@ const payloadArb = fc.record(
     currency: fc.stringMatching(/^[A-Z]{3}$/),
     status: text(1, 20),
     paymentMethod: orNull(text(0, 20)),
-    customer: orNull(fc.record({ name: orNull(text(0, 40)), email: orNull(text(0, 40)), phone: orNull(text(0, 16)) }, { requiredKeys: [] })),
+    customer: orNull(
+      fc.record({ name: orNull(text(0, 40)), email: orNull(text(0, 40)), phone: orNull(text(0, 16)) }, { requiredKeys: [] }),
+    ),
     paidAt: orNull(instant),
     createdAt: instant,
     note: text(0, 40),
@@ -306,7 +374,10 @@ const validArb = fc.record({
   header: fc.constantFrom('x-service-signature', 'X-Service-Signature', 'X-SERVICE-SIGNATURE'),
   contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', ''),
   chunks: fc.array(fc.nat(), { maxLength: 6 }),
-  twin: fc.option(fc.constantFrom<Twin>('unsigned', 'other-secret', 'well-formed', 'tampered', 'invalid', 'get', 'too-large', 'cut'), { nil: undefined, freq: 2 }),
+  twin: fc.option(fc.constantFrom<Twin>('unsigned', 'other-secret', 'well-formed', 'tampered', 'invalid', 'get', 'too-large', 'cut'), {
+    nil: undefined,
+    freq: 2,
+  }),
 });
 type Valid = typeof validArb extends fc.Arbitrary<infer V> ? V : never;
 
@@ -318,7 +389,9 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.nat().map((pick) => ({ kind: 'again' as const, pick })) },
 );
 /** Hostile input, valid deliveries and retries interleaved, with at least one valid delivery. */
-const planArb = fc.tuple(fc.array(stepArb, { maxLength: 4 }), validArb, fc.array(stepArb, { maxLength: 4 })).map(([before, v, after]) => [...before, { kind: 'valid' as const, v }, ...after]);
+const planArb = fc
+  .tuple(fc.array(stepArb, { maxLength: 4 }), validArb, fc.array(stepArb, { maxLength: 4 }))
+  .map(([before, v, after]) => [...before, { kind: 'valid' as const, v }, ...after]);
 
 interface ValidCase extends Case {
   key: string;
@@ -331,7 +404,17 @@ function validCase(v: Valid, run: number): ValidCase {
   const headers: [string, string][] = v.contentType ? [['content-type', v.contentType]] : [];
   headers.push([v.header, sign(body, SECRET)], ['user-agent', 'fuzz-service']);
   const chunks = [...new Set(v.chunks.map((c) => c % (body.length + 1)))].sort((a, b) => a - b);
-  return { method: 'POST', headers, body, validSignature: true, pollutes: false, badUtf8: false, chunks, lie: 'none', key: eventKey(payload) };
+  return {
+    method: 'POST',
+    headers,
+    body,
+    validSignature: true,
+    pollutes: false,
+    badUtf8: false,
+    chunks,
+    lie: 'none',
+    key: eventKey(payload),
+  };
 }
 
 /** A copy of `c` for the same event, that the receiver must refuse for the reason `twin` names. */
@@ -394,7 +477,9 @@ async function sendPlan(t: Target, via: string, send: (c: Case) => Promise<Answe
     }
     if (step.kind === 'valid') sent.push(c);
     const answer = await send(c);
-    expect(`${answer.status} ${answer.text}`, `${where}: a valid delivery was not taken`).toBe(`200 {"outcome":"${seen ? 'duplicate' : 'processed'}"}`);
+    expect(`${answer.status} ${answer.text}`, `${where}: a valid delivery was not taken`).toBe(
+      `200 {"outcome":"${seen ? 'duplicate' : 'processed'}"}`,
+    );
     expect(ran(c.key), `${where}: the handler did not run exactly once for the event`).toBe(1);
   }
 }
@@ -437,12 +522,17 @@ function viaAgent(port: number, c: Case): Promise<Answer> {
     }
     // node:http frames a GET or DELETE body only when told its length; unframed, the bytes would read as a next request.
     headers['content-length'] = String(c.body.length);
-    const req = http.request({ host: '127.0.0.1', port, path: '/webhooks', method: c.method.toUpperCase(), headers, agent: keepAlive }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (d: Buffer) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(parts).toString() }));
-    });
-    req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNRESET' || e.code === 'EPIPE' ? resolve({ status: null, text: '' }) : reject(e)));
+    const req = http.request(
+      { host: '127.0.0.1', port, path: '/webhooks', method: c.method.toUpperCase(), headers, agent: keepAlive },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(parts).toString() }));
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      e.code === 'ECONNRESET' || e.code === 'EPIPE' ? resolve({ status: null, text: '' }) : reject(e),
+    );
     req.end(c.body);
   });
 }
@@ -474,7 +564,12 @@ function viaSocket(port: number, c: Case, timeoutMs = 5_000): Promise<Answer> {
     socket.on('error', () => {});
     const chunked = c.chunks.length > 0 && c.lie === 'none';
     const length = c.lie === 'short' ? Math.max(0, c.body.length - 5) : c.lie === 'long' ? c.body.length + 50 : c.body.length;
-    const head = [`${c.method.toUpperCase()} /webhooks HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...c.headers.map(([n, v]) => `${n}: ${v}`)];
+    const head = [
+      `${c.method.toUpperCase()} /webhooks HTTP/1.1`,
+      'Host: 127.0.0.1',
+      'Connection: close',
+      ...c.headers.map(([n, v]) => `${n}: ${v}`),
+    ];
     head.push(chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`);
     const pieces: Buffer[] = [Buffer.from(`${head.join('\r\n')}\r\n\r\n`)];
     if (chunked) {
@@ -533,7 +628,12 @@ beforeAll(async () => {
   // core: receiver.handle(Request), and its Node bridge on a real server.
   const core = counted();
   const coreServer = await serve(http.createServer(toNodeListener(core.receiver)));
-  targets.core = { name: 'core', counted: core, inProcess: async (c) => fromResponse(await core.receiver.handle(toRequest(c))), ...coreServer };
+  targets.core = {
+    name: 'core',
+    counted: core,
+    inProcess: async (c) => fromResponse(await core.receiver.handle(toRequest(c))),
+    ...coreServer,
+  };
 
   // Hono: app.fetch in process; on a socket through @hono/node-server, as the example serves it.
   const hono = counted();
@@ -584,7 +684,12 @@ beforeAll(async () => {
   };
   const pages = counted();
   const pagesServer = await serve(http.createServer(payhookPages(pages.receiver)));
-  targets['next pages router'] = { name: 'next pages router', counted: pages, inProcess: (c) => viaAgent(pagesServer.port, c), ...pagesServer };
+  targets['next pages router'] = {
+    name: 'next pages router',
+    counted: pages,
+    inProcess: (c) => viaAgent(pagesServer.port, c),
+    ...pagesServer,
+  };
 });
 
 afterAll(async () => {
@@ -668,8 +773,14 @@ describe(`receiver fuzz (seed ${SEED}, ${TOTAL} cases)`, () => {
       expect(performance.now() - started).toBeLessThan(5_000);
       const event = JSON.stringify(createEvent('payment.success'));
       const ok = await viaSocket(t.port!, {
-        method: 'POST', headers: [['x-service-signature', sign(event, SECRET)]], body: Buffer.from(event),
-        validSignature: true, pollutes: false, badUtf8: false, chunks: [], lie: 'none',
+        method: 'POST',
+        headers: [['x-service-signature', sign(event, SECRET)]],
+        body: Buffer.from(event),
+        validSignature: true,
+        pollutes: false,
+        badUtf8: false,
+        chunks: [],
+        lie: 'none',
       });
       expect(ok.status).toBe(200);
     }, 30_000);
@@ -681,7 +792,16 @@ describe(`receiver fuzz (seed ${SEED}, ${TOTAL} cases)`, () => {
       await buildNextExample();
       const port = await freePort();
       // The example only receives here; its client is never called.
-      app = await startExample('next', { PORT: String(port), PAYHOOK_BASE_URL: 'http://127.0.0.1:9', PAYHOOK_API_KEY: 'sk_test_fuzz_unused_key', PAYHOOK_WEBHOOK_SECRET: SECRET }, 240_000);
+      app = await startExample(
+        'next',
+        {
+          PORT: String(port),
+          PAYHOOK_BASE_URL: 'http://127.0.0.1:9',
+          PAYHOOK_API_KEY: 'sk_test_fuzz_unused_key',
+          PAYHOOK_WEBHOOK_SECRET: SECRET,
+        },
+        240_000,
+      );
     }, 300_000);
     afterAll(() => app?.stop());
 

@@ -18,7 +18,12 @@ describe('idempotency keys under concurrency, over real HTTP', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
     // Byte-for-byte the same body: reference, checkoutUrl, status and expiresAt.
     expect(new Set(answers.map((a) => JSON.stringify(a.json))).size).toBe(1);
-    expect(answers[0]!.json).toEqual({ reference: expect.stringMatching(/^P[0-9A-F]{8}\d{8}$/), checkoutUrl: expect.any(String), status: 'success', expiresAt: expect.any(String) });
+    expect(answers[0]!.json).toEqual({
+      reference: expect.stringMatching(/^P[0-9A-F]{8}\d{8}$/),
+      checkoutUrl: expect.any(String),
+      status: 'success',
+      expiresAt: expect.any(String),
+    });
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
     expect(s.service.transactions().filter((t) => t.merchantReference === 'race-50')).toHaveLength(1);
   });

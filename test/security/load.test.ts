@@ -19,20 +19,28 @@ describe.skipIf(!databaseUrl)('load: deliveries with duplicates and reordering, 
   beforeAll(buildNextExample, 300_000);
   const results: LoadResult[] = [];
 
-  it.each(EXAMPLES.map((e) => [e, sizeOf(e)] as const))('%s: %i deliveries, every (reference, event) handled exactly once', async (example, deliveries) => {
-    const r = await runLoad({ example, deliveries, databaseUrl: databaseUrl! });
-    results.push(r);
-    console.info(`[load] ${row(r)}`);
-    const context = JSON.stringify({ statuses: r.statuses, failures: r.failures, wrong: r.wrongCounts.slice(0, 5) });
-    if (r.wrongCounts.length || r.notDelivered || r.doneRecords !== r.uniqueEvents) console.error(`[load] ${example}: ${context}\n${r.exampleOutput}`);
-    expect(r.deliveries).toBe(deliveries);
-    expect(r.duplicateCopies).toBe(Math.round(deliveries * 0.3));
-    expect(r.reorderedTransactions).toBeGreaterThan(0);
-    expect(r.wrongCounts, context).toEqual([]);
-    expect(r.doneRecords, context).toBe(r.uniqueEvents);
-    expect(r.notDelivered, context).toBe(0);
-    // The only 5xx the receiver may give here is 503 (store busy or unreachable: retried by the service); never 500.
-    expect(Object.keys(r.statuses).filter((s) => s.startsWith('5') && s !== '503'), context).toEqual([]);
-    expect(r.duplicatesSeen).toBe(r.duplicateCopies);
-  }, 240_000);
+  it.each(EXAMPLES.map((e) => [e, sizeOf(e)] as const))(
+    '%s: %i deliveries, every (reference, event) handled exactly once',
+    async (example, deliveries) => {
+      const r = await runLoad({ example, deliveries, databaseUrl: databaseUrl! });
+      results.push(r);
+      console.info(`[load] ${row(r)}`);
+      const context = JSON.stringify({ statuses: r.statuses, failures: r.failures, wrong: r.wrongCounts.slice(0, 5) });
+      if (r.wrongCounts.length || r.notDelivered || r.doneRecords !== r.uniqueEvents)
+        console.error(`[load] ${example}: ${context}\n${r.exampleOutput}`);
+      expect(r.deliveries).toBe(deliveries);
+      expect(r.duplicateCopies).toBe(Math.round(deliveries * 0.3));
+      expect(r.reorderedTransactions).toBeGreaterThan(0);
+      expect(r.wrongCounts, context).toEqual([]);
+      expect(r.doneRecords, context).toBe(r.uniqueEvents);
+      expect(r.notDelivered, context).toBe(0);
+      // The only 5xx the receiver may give here is 503 (store busy or unreachable: retried by the service); never 500.
+      expect(
+        Object.keys(r.statuses).filter((s) => s.startsWith('5') && s !== '503'),
+        context,
+      ).toEqual([]);
+      expect(r.duplicatesSeen).toBe(r.duplicateCopies);
+    },
+    240_000,
+  );
 });

@@ -51,7 +51,10 @@ describe('the rate limit is a sliding window: never more than 100 requests in an
   it('property: for any schedule of bursts on the virtual clock, no 60 s span holds more than 100 accepted requests', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ wait: fc.integer({ min: 0, max: 45_000 }), n: fc.integer({ min: 1, max: 120 }) }), { minLength: 2, maxLength: 12 }),
+        fc.array(fc.record({ wait: fc.integer({ min: 0, max: 45_000 }), n: fc.integer({ min: 1, max: 120 }) }), {
+          minLength: 2,
+          maxLength: 12,
+        }),
         async (schedule) => {
           const service = createReferenceService({ clock: 'manual', merchants: merchants() });
           const accepted: number[] = [];
@@ -59,7 +62,9 @@ describe('the rate limit is a sliding window: never more than 100 requests in an
           for (const { wait, n } of schedule) {
             await service.clock.advance(wait);
             for (let i = 0; i < n; i++) {
-              const res = await service.fetch(new Request('http://127.0.0.1/v1/transactions', { headers: { authorization: `Bearer ${SANDBOX_KEY}` } }));
+              const res = await service.fetch(
+                new Request('http://127.0.0.1/v1/transactions', { headers: { authorization: `Bearer ${SANDBOX_KEY}` } }),
+              );
               if (res.status === 200) accepted.push(service.clock.now());
               else if (res.status === 429) rejected++;
               else throw new Error(`unexpected ${res.status}`);

@@ -19,9 +19,19 @@ const WRONG = `sha256=${'7c'.repeat(32)}`;
 function post(port: number, agent: http.Agent, body: string, signature: string): Promise<{ status: number; ms: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/webhooks', method: 'POST', agent, headers: { 'x-service-signature': signature, 'content-type': 'application/json' } }, (res) => {
-      res.resume().on('end', () => resolve({ status: res.statusCode!, ms: performance.now() - started }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/webhooks',
+        method: 'POST',
+        agent,
+        headers: { 'x-service-signature': signature, 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.resume().on('end', () => resolve({ status: res.statusCode!, ms: performance.now() - started }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -29,7 +39,10 @@ function post(port: number, agent: http.Agent, body: string, signature: string):
 
 describe('a flood of nested bodies under well-formed wrong signatures', () => {
   let runs = 0;
-  const receiver = createReceiver({ secret: SECRET, logger: () => {}, store: memoryStore({ ledger: true, warn: false }) }).on('payment.success', () => void (runs += 1));
+  const receiver = createReceiver({ secret: SECRET, logger: () => {}, store: memoryStore({ ledger: true, warn: false }) }).on(
+    'payment.success',
+    () => void (runs += 1),
+  );
   const server = http.createServer(toNodeListener(receiver));
   let port = 0;
   beforeAll(async () => {

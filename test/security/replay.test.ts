@@ -62,9 +62,10 @@ describe.skipIf(!databaseUrl)('replay against the Postgres store', () => {
     const event = await replayAfterRestart(make);
     const c = new pg.Client({ connectionString: databaseUrl! });
     await c.connect();
-    const { rows } = await c.query(`SELECT state, extract(epoch from expires_at - completed_at) * 1000 AS kept FROM "${table}" WHERE key = $1`, [
-      `sandbox:${event.reference}:payment.success`,
-    ]);
+    const { rows } = await c.query(
+      `SELECT state, extract(epoch from expires_at - completed_at) * 1000 AS kept FROM "${table}" WHERE key = $1`,
+      [`sandbox:${event.reference}:payment.success`],
+    );
     await c.end();
     expect(rows[0].state).toBe('done');
     expect(Number(rows[0].kept)).toBeGreaterThan(DEFAULT_RETENTION_MS - 60_000);

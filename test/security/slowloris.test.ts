@@ -68,8 +68,16 @@ function trickle(port: number, kind: Trickler['kind'], t0: number): Trickler {
 
 async function attack(name: ExampleName) {
   const port = await freePort();
-  const ref = await start({ allowHttpCallbacks: true, merchants: merchants(`http://127.0.0.1:${port}/webhooks`), rateLimit: { limit: 100_000 } });
-  const app = await startExample(name, { PORT: String(port), PAYHOOK_BASE_URL: ref.url, PAYHOOK_API_KEY: SANDBOX_KEY, PAYHOOK_WEBHOOK_SECRET: SECRET }, 240_000);
+  const ref = await start({
+    allowHttpCallbacks: true,
+    merchants: merchants(`http://127.0.0.1:${port}/webhooks`),
+    rateLimit: { limit: 100_000 },
+  });
+  const app = await startExample(
+    name,
+    { PORT: String(port), PAYHOOK_BASE_URL: ref.url, PAYHOOK_API_KEY: SANDBOX_KEY, PAYHOOK_WEBHOOK_SECRET: SECRET },
+    240_000,
+  );
   /** One honest delivery: initialize, pay, and wait for its first attempt's answer (at most 10 s of real time). */
   const deliver = async (merchantReference: string) => {
     const init = await ref.call('POST', '/v1/transactions/initialize', { body: validInput({ merchantReference }) });
@@ -117,38 +125,47 @@ beforeAll(buildNextExample, 300_000);
 // One example at a time: the bounds below are times, and four attacks at once on 2 cores measured
 // the machine's load as much as the receiver.
 describe('slowloris: 300 trickling sockets against each example while deliveries go on', () => {
-  it.each(EXAMPLES)('%s', async (name) => {
-    const { tricklers, deliveries, orders } = await attack(name);
-    // Normal deliveries kept succeeding, promptly, and each order's handler ran.
-    expect(deliveries.length).toBeGreaterThan(15);
-    expect(deliveries.map((d) => d.status)).toEqual(deliveries.map(() => 200));
-    // Well inside the service's 10 s, with room for a loaded CI machine.
-    expect(Math.max(...deliveries.map((d) => d.ms))).toBeLessThan(5_000);
-    expect(orders.map((o) => o.events)).toEqual(deliveries.map(() => ['payment.success']));
+  it.each(EXAMPLES)(
+    '%s',
+    async (name) => {
+      const { tricklers, deliveries, orders } = await attack(name);
+      // Normal deliveries kept succeeding, promptly, and each order's handler ran.
+      expect(deliveries.length).toBeGreaterThan(15);
+      expect(deliveries.map((d) => d.status)).toEqual(deliveries.map(() => 200));
+      // Well inside the service's 10 s, with room for a loaded CI machine.
+      expect(Math.max(...deliveries.map((d) => d.ms))).toBeLessThan(5_000);
+      expect(orders.map((o) => o.events)).toEqual(deliveries.map(() => ['payment.success']));
 
-    const of = (kind: Trickler['kind']) => tricklers.filter((t) => t.kind === kind);
-    const summary = (list: Trickler[]) => ({
-      closed: list.filter((t) => t.closedAt !== null).length,
-      latestMs: Math.round(Math.max(0, ...list.map((t) => t.closedAt ?? 0))),
-      answers: [...new Set(list.map((t) => t.answer))],
-    });
-    const kinds = ['headers', 'body', 'endless'] as const;
-    console.info(`[slowloris] ${name}: ${kinds.map((k) => `${k} ${JSON.stringify(summary(of(k)))}`).join(', ')}, ${deliveries.length} deliveries`);
+      const of = (kind: Trickler['kind']) => tricklers.filter((t) => t.kind === kind);
+      const summary = (list: Trickler[]) => ({
+        closed: list.filter((t) => t.closedAt !== null).length,
+        latestMs: Math.round(Math.max(0, ...list.map((t) => t.closedAt ?? 0))),
+        answers: [...new Set(list.map((t) => t.answer))],
+      });
+      const kinds = ['headers', 'body', 'endless'] as const;
+      console.info(
+        `[slowloris] ${name}: ${kinds.map((k) => `${k} ${JSON.stringify(summary(of(k)))}`).join(', ')}, ${deliveries.length} deliveries`,
+      );
 
-    // Trickled bodies, with a length or chunked without end, on every example: the receiver's
-    // body deadline answers 408 and the socket closes soon after.
-    for (const kind of ['body', 'endless'] as const) {
-      expect(of(kind).map((t) => t.closedAt !== null && t.closedAt <= BODY_CUT_BY_MS), kind).toEqual(of(kind).map(() => true));
-      expect([...new Set(of(kind).map((t) => t.answer))], kind).toEqual(['HTTP/1.1 408 Request Timeout']);
-    }
-    const headers = of('headers');
-    if (name === 'next') {
-      // `next start` cannot be given a headers timeout: Node's default (60 s) holds.
-      expect(headers.filter((t) => t.closedAt !== null && t.closedAt < 15_000)).toHaveLength(0);
-      return;
-    }
-    // Trickled headers, cut off by the server's headers timeout, and not by an idle timeout before: they were sending all along.
-    expect(headers.map((t) => t.closedAt !== null && t.closedAt <= HEADERS_CUT_BY_MS)).toEqual(headers.map(() => true));
-    expect(Math.min(...headers.map((t) => t.closedAt!))).toBeGreaterThan(9_000);
-  }, 300_000);
+      // Trickled bodies, with a length or chunked without end, on every example: the receiver's
+      // body deadline answers 408 and the socket closes soon after.
+      for (const kind of ['body', 'endless'] as const) {
+        expect(
+          of(kind).map((t) => t.closedAt !== null && t.closedAt <= BODY_CUT_BY_MS),
+          kind,
+        ).toEqual(of(kind).map(() => true));
+        expect([...new Set(of(kind).map((t) => t.answer))], kind).toEqual(['HTTP/1.1 408 Request Timeout']);
+      }
+      const headers = of('headers');
+      if (name === 'next') {
+        // `next start` cannot be given a headers timeout: Node's default (60 s) holds.
+        expect(headers.filter((t) => t.closedAt !== null && t.closedAt < 15_000)).toHaveLength(0);
+        return;
+      }
+      // Trickled headers, cut off by the server's headers timeout, and not by an idle timeout before: they were sending all along.
+      expect(headers.map((t) => t.closedAt !== null && t.closedAt <= HEADERS_CUT_BY_MS)).toEqual(headers.map(() => true));
+      expect(Math.min(...headers.map((t) => t.closedAt!))).toBeGreaterThan(9_000);
+    },
+    300_000,
+  );
 });

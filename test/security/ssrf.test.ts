@@ -62,7 +62,9 @@ describe('callback URLs into private networks are refused at initialize', () => 
     const s = await start();
     cleanup.push(s.close);
     for (const callbackUrl of [...LOOPBACK_URLS, ...INTERNAL_URLS, ...OTHER_SCHEMES]) {
-      const res = await s.call('POST', '/v1/transactions/initialize', { body: validInput({ callbackUrl, merchantReference: callbackUrl.slice(0, 90) }) });
+      const res = await s.call('POST', '/v1/transactions/initialize', {
+        body: validInput({ callbackUrl, merchantReference: callbackUrl.slice(0, 90) }),
+      });
       expect({ callbackUrl, status: res.status }).toEqual({ callbackUrl, status: 400 });
       expect(res.json.data.message).toMatch(/callbackUrl/);
     }
@@ -91,9 +93,20 @@ describe('callback URLs into private networks are refused at initialize', () => 
 
   it('classifies addresses, unwrapping IPv4-mapped and IPv4-compatible IPv6', () => {
     expect(
-      ['127.0.0.1', '::1', '::ffff:7f00:1', '0:0:0:0:0:ffff:127.0.0.1', '10.1.1.1', 'fd00::1', '::ffff:a9fe:a9fe', '100.64.0.0', '8.8.8.8', '2001:4860:4860::8888', '100.128.0.1', '172.32.0.1'].map(
-        classifyAddress,
-      ),
+      [
+        '127.0.0.1',
+        '::1',
+        '::ffff:7f00:1',
+        '0:0:0:0:0:ffff:127.0.0.1',
+        '10.1.1.1',
+        'fd00::1',
+        '::ffff:a9fe:a9fe',
+        '100.64.0.0',
+        '8.8.8.8',
+        '2001:4860:4860::8888',
+        '100.128.0.1',
+        '172.32.0.1',
+      ].map(classifyAddress),
     ).toEqual(['loopback', 'loopback', 'loopback', 'loopback', 'internal', 'internal', 'internal', 'internal', null, null, null, null]);
   });
 });
@@ -111,7 +124,15 @@ function dispatcherWith(names: Record<string, string[] | (() => string[])>, allo
   const clock = createClock({ mode: 'manual' });
   const dispatcher = createDispatcher({ clock, faults: createFaults(), allowHttpCallbacks, lookup });
   const transactions = createTransactionStore();
-  const merchant: Merchant = { id: 'shop', name: 'shop', webhookSecret: SECRET, callbackUrl: undefined, paymentSourceActive: true, providers: new Set(), allows: () => true };
+  const merchant: Merchant = {
+    id: 'shop',
+    name: 'shop',
+    webhookSecret: SECRET,
+    callbackUrl: undefined,
+    paymentSourceActive: true,
+    providers: new Set(),
+    allows: () => true,
+  };
   const deliver = async (callbackUrl: string): Promise<Delivery> => {
     const tx = transactions.create(
       {
@@ -158,7 +179,10 @@ describe('the dispatcher checks the resolved address where it connects', () => {
     );
     for (const host of ['hooks.shop.test', 'metadata.shop.test', 'mixed.shop.test', 'v6.shop.test', 'mapped.shop.test']) {
       const d = await deliver(`https://${host}:${port}/webhooks`);
-      expect(d.attempts[0], host).toMatchObject({ status: null, error: expect.stringMatching(new RegExp(`^refused: ${host.replace(/\./g, '\\.')} resolves to`)) });
+      expect(d.attempts[0], host).toMatchObject({
+        status: null,
+        error: expect.stringMatching(new RegExp(`^refused: ${host.replace(/\./g, '\\.')} resolves to`)),
+      });
     }
     expect(r.requests).toHaveLength(0);
   });
@@ -176,7 +200,10 @@ describe('the dispatcher checks the resolved address where it connects', () => {
     expect(second.attempts[0]!.error).toMatch(/connection error/);
     answer = ['169.254.169.254'];
     await clock.advance(60_000);
-    expect(second.attempts[1]).toMatchObject({ status: null, error: expect.stringMatching(/^refused: shop\.localhost resolves to 169\.254\.169\.254/) });
+    expect(second.attempts[1]).toMatchObject({
+      status: null,
+      error: expect.stringMatching(/^refused: shop\.localhost resolves to 169\.254\.169\.254/),
+    });
   });
 
   it('connects to the address it checked: one resolution per attempt, never a second one by the socket (DNS rebinding)', async () => {
@@ -191,7 +218,7 @@ describe('the dispatcher checks the resolved address where it connects', () => {
     expect(r.requests[0]!.headers.host).toBe(`rebind.localhost:${new URL(r.url).port}`);
   });
 
-  it('a name that does not resolve fails the attempt with the resolver\'s code', async () => {
+  it("a name that does not resolve fails the attempt with the resolver's code", async () => {
     const { deliver } = dispatcherWith({}, false);
     const d = await deliver('https://nowhere.shop.test/webhooks');
     expect(d.attempts[0]!.error).toMatch(/cannot resolve nowhere\.shop\.test: ENOTFOUND/);

@@ -34,7 +34,10 @@ export interface UntilOptions {
  * await until(async () => (await ledger.list()).length === 2, { what: 'both deliveries in the ledger' });
  * const runs = await until(async () => { const r = await runsOf(target); return r.finished > 0 && r; }, { timeoutMs: 10_000, what: 'the late handler' });
  */
-export async function until<T>(predicate: () => T | Promise<T>, options: UntilOptions): Promise<Exclude<T, false | 0 | '' | null | undefined>> {
+export async function until<T>(
+  predicate: () => T | Promise<T>,
+  options: UntilOptions,
+): Promise<Exclude<T, false | 0 | '' | null | undefined>> {
   const { timeoutMs = 5_000, intervalMs = 10, what } = options;
   const end = Date.now() + timeoutMs;
   for (;;) {

@@ -41,8 +41,13 @@ async function createOrder(req: IncomingMessage, res: ServerResponse) {
   if (typeof input?.id !== 'string' || input.id === '' || typeof input.amount !== 'string' || !/^\d{1,9}\.\d{2}$/.test(input.amount)) {
     return json(res, 400, { error: 'send {"id": "<order id>", "amount": "250.00"}' });
   }
-  const { rowCount } = await pool.query(`insert into ${ORDERS} (id, amount) values ($1, $2) on conflict (id) do nothing`, [input.id, input.amount]);
-  return rowCount === 1 ? json(res, 201, { id: input.id, amount: input.amount, status: 'pending' }) : json(res, 409, { error: `order ${input.id} exists` });
+  const { rowCount } = await pool.query(`insert into ${ORDERS} (id, amount) values ($1, $2) on conflict (id) do nothing`, [
+    input.id,
+    input.amount,
+  ]);
+  return rowCount === 1
+    ? json(res, 201, { id: input.id, amount: input.amount, status: 'pending' })
+    : json(res, 409, { error: `order ${input.id} exists` });
 }
 
 async function showOrder(id: string, res: ServerResponse) {

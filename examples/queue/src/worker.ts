@@ -16,7 +16,8 @@ import { closeOnSignal, connectQueue, createTables, logLines, ORDERS, PAYMENTS, 
 
 const concurrency = Number(process.env.WORKER_CONCURRENCY ?? 4);
 const options = { store, concurrency, logger: logLines('worker') };
-const worker = queue.engine === 'pg-boss' ? pgBossWorker({ ...options, queue: queue.queue }) : bullmqWorker({ ...options, queue: queue.queue });
+const worker =
+  queue.engine === 'pg-boss' ? pgBossWorker({ ...options, queue: queue.queue }) : bullmqWorker({ ...options, queue: queue.queue });
 
 /**
  * The order's update and its payment row commit in one transaction with the event's done record:
@@ -31,7 +32,9 @@ const markPaid = store.transactional<'payment.success'>(async (event, ctx, db) =
   );
   if (paid.rowCount !== 1) {
     // Nothing a retry could change: straight to the dead letters.
-    const { rows } = await db.query<{ status: string; amount: string }>(`select status, amount::text from ${ORDERS} where id = $1`, [event.merchantReference]);
+    const { rows } = await db.query<{ status: string; amount: string }>(`select status, amount::text from ${ORDERS} where id = $1`, [
+      event.merchantReference,
+    ]);
     const order = rows[0];
     throw new NonRetriableError(
       order
@@ -52,7 +55,9 @@ worker.on('payment.success', async (event, ctx) => {
   await markPaid(event, ctx);
   // Committed: say so (the example's test waits for this line).
   const job = ctx.job!;
-  console.log(`[queue:worker] order ${event.merchantReference} paid by ${event.reference} (job ${job.id}, attempt ${job.attempt} of ${job.maxAttempts})`);
+  console.log(
+    `[queue:worker] order ${event.merchantReference} paid by ${event.reference} (job ${job.id}, attempt ${job.attempt} of ${job.maxAttempts})`,
+  );
 });
 
 closeOnSignal(() => worker.close());

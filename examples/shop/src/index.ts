@@ -1,6 +1,14 @@
 import { createClient, PaymentServiceError } from '@payhook/client';
 import { pino } from 'pino';
-import { createReceiver, memoryStore, STATUS_RANK, type LoggerOption, type Receiver, type Store, type TransactionStatus } from '@payhook/core';
+import {
+  createReceiver,
+  memoryStore,
+  STATUS_RANK,
+  type LoggerOption,
+  type Receiver,
+  type Store,
+  type TransactionStatus,
+} from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 

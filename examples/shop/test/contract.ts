@@ -19,7 +19,10 @@ export function shopContract(name: string, createApp: (shop: Shop) => DeliveryTa
     await ref.deliverTo(app);
     const api = await connect(app);
     const checkout = async (merchantReference: string) => {
-      const res = await api.fetch('/checkout', json({ amount: '100.00', currencyCode: 'ETB', customerPhone: '0911234567', merchantReference }));
+      const res = await api.fetch(
+        '/checkout',
+        json({ amount: '100.00', currencyCode: 'ETB', customerPhone: '0911234567', merchantReference }),
+      );
       expect(res.status).toBe(200);
       return (await res.json()) as { reference: string; checkoutUrl: string };
     };
@@ -49,7 +52,12 @@ export function shopContract(name: string, createApp: (shop: Shop) => DeliveryTa
 
       expect(t.ref.deliveries({ reference })).toHaveLength(5);
       expect(t.ref.deliveries({ reference })).toHaveBeenDelivered();
-      expect(await t.order('order-dup')).toEqual({ merchantReference: 'order-dup', reference, status: 'completed', events: ['payment.success'] });
+      expect(await t.order('order-dup')).toEqual({
+        merchantReference: 'order-dup',
+        reference,
+        status: 'completed',
+        events: ['payment.success'],
+      });
       await expect(t.shop).toHaveProcessedExactlyOnce(reference, 'payment.success');
     });
 

@@ -115,7 +115,10 @@ export function createClient(options: ClientOptions): Client {
     async initialize(input, opts = {}) {
       const body = transport.refuse(initializeInputSchema, input, 'POST', '/v1/transactions/initialize');
       const idempotencyKey = opts.idempotencyKey ?? crypto.randomUUID();
-      return transport.call({ method: 'POST', path: '/v1/transactions/initialize', body, idempotencyKey, safe: true }, initializeResultSchema);
+      return transport.call(
+        { method: 'POST', path: '/v1/transactions/initialize', body, idempotencyKey, safe: true },
+        initializeResultSchema,
+      );
     },
     verify: async (reference) => record(reference, '/verify'),
     retrieve: async (reference) => record(reference, ''),
@@ -125,7 +128,8 @@ export function createClient(options: ClientOptions): Client {
       const page = await transport.call({ method: 'GET', path: '/v1/transactions', query: listQuery(filters), safe: true }, listPageSchema);
       return { ...page, data: page.data.map(withMode) };
     },
-    listAll: (filters = {}) => walkPages(transactions.list, filters, () => new URL('v1/transactions', `${base.href.replace(/\/$/, '')}/`).href),
+    listAll: (filters = {}) =>
+      walkPages(transactions.list, filters, () => new URL('v1/transactions', `${base.href.replace(/\/$/, '')}/`).href),
   };
   return { mode, transactions, providers: createProvidersApi(transport) };
 }

@@ -32,7 +32,10 @@ export class PaymentServiceError extends Error {
     readonly retryAfterMs?: number,
     options?: ErrorOptions,
   ) {
-    super(`[@payhook/client] ${request.method} ${new URL(request.url).pathname} ${status === 0 ? 'got no answer' : `failed with ${status}`}: ${serviceMessage}`, options);
+    super(
+      `[@payhook/client] ${request.method} ${new URL(request.url).pathname} ${status === 0 ? 'got no answer' : `failed with ${status}`}: ${serviceMessage}`,
+      options,
+    );
   }
 }
 

@@ -125,7 +125,11 @@ export function createTransport(o: TransportOptions): Transport {
     refuse(schema, value, method, path) {
       const result = schema.safeParse(value);
       if (result.success) return result.data;
-      throw new PaymentServiceError(400, result.error.issues[0]!.message, { method, url: new URL(path.replace(/^\//, ''), root).href, sent: false });
+      throw new PaymentServiceError(400, result.error.issues[0]!.message, {
+        method,
+        url: new URL(path.replace(/^\//, ''), root).href,
+        sent: false,
+      });
     },
   };
 }
@@ -135,7 +139,10 @@ function describe(issue: z.core.$ZodIssue | undefined, payload: unknown): string
   if (!issue) return 'the body was refused';
   if (issue.path.length === 0) return `the body is invalid (${issue.message})`;
   const field = `field "${issue.path.join('.')}"`;
-  const value = issue.path.reduce<unknown>((at, key) => (at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined), payload);
+  const value = issue.path.reduce<unknown>(
+    (at, key) => (at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined),
+    payload,
+  );
   if (value === undefined) return `${field} is missing (${issue.message.replace(/^Invalid \w+: /, '')})`;
   return `${field} is invalid (${issue.message})`;
 }

@@ -41,7 +41,10 @@ export const initializeInputSchema = z.object({
     .string(message(API_MESSAGES.customerPhone))
     .refine((value) => normalizeEthiopianPhone(value) !== null, message(API_MESSAGES.customerPhone))
     .transform((value) => normalizeEthiopianPhone(value)!),
-  merchantReference: z.string(message(API_MESSAGES.merchantReference)).min(1, message(API_MESSAGES.merchantReference)).max(100, message(API_MESSAGES.merchantReference)),
+  merchantReference: z
+    .string(message(API_MESSAGES.merchantReference))
+    .min(1, message(API_MESSAGES.merchantReference))
+    .max(100, message(API_MESSAGES.merchantReference)),
   callbackUrl: absoluteHttpUrl(API_MESSAGES.callbackUrl).optional(),
   returnUrl: absoluteHttpUrl(API_MESSAGES.returnUrl).optional(),
   email: z.email(message(API_MESSAGES.email)).optional(),
@@ -174,7 +177,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const dateTime = (text: string) =>
   z
     .string(message(text))
-    .refine((value) => /^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(value) && !Number.isNaN(Date.parse(value)), message(text));
+    .refine(
+      (value) => /^\d{4}-\d{2}-\d{2}(?:T[\d:.]+(?:Z|[+-]\d{2}:\d{2}))?$/.test(value) && !Number.isNaN(Date.parse(value)),
+      message(text),
+    );
 
 const isIsoCurrency = (code: string): boolean => {
   if (!/^[A-Z]{3}$/.test(code)) return false;

@@ -4,8 +4,7 @@ const FIX: Record<string, string> = {
     'mount the payhook route before express.json(), or keep the raw bytes with express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }), which payhookExpress reads',
   fastify: 'register the payhook plugin in its own scope so its buffer parser handles the route',
   hono: 'mount the webhook route before any validator or middleware that reads the body, and do not call c.req.json() (or c.req.text(), c.req.parseBody()) before it',
-  next:
-    'in the Pages Router, export const config = { api: { bodyParser: false } } from the API route; in the App Router, do not read the request (request.json(), request.text()) before payhook',
+  next: 'in the Pages Router, export const config = { api: { bodyParser: false } } from the API route; in the App Router, do not read the request (request.json(), request.text()) before payhook',
 };
 
 /**

@@ -40,12 +40,20 @@ export function printList(entries: readonly LedgerEntry[], { json, empty, next }
       e.signature === 'valid' || e.signature === 'invalid' ? e.signature : '-',
       `${e.status} ${e.outcome}${e.late ? ` -> ${e.late.outcome}` : ''}`,
       `${e.durationMs}ms`,
-      [e.deadLetter && (e.deadLetter.retriedBy ? 'dead (retried)' : `dead: ${e.deadLetter.reason}`), e.forced && 'forced'].filter(Boolean).join(' '),
+      [e.deadLetter && (e.deadLetter.retriedBy ? 'dead (retried)' : `dead: ${e.deadLetter.reason}`), e.forced && 'forced']
+        .filter(Boolean)
+        .join(' '),
     ].map((cell) => escapeText(String(cell))),
   );
   const head = ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'REFERENCE', 'SIG', 'ANSWER', 'TOOK', ''];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const r of [head, ...rows]) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  for (const r of [head, ...rows])
+    console.log(
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   console.log(`\n${entries.length} shown${next === undefined ? '' : `; the next page: --before ${escapeText(next)}`}`);
 }
 
@@ -54,18 +62,46 @@ export function printList(entries: readonly LedgerEntry[], { json, empty, next }
  * jsonb sorts keys by length): LedgerEntry's, the body last. A nested field is one line each
  * (`late.outcome`, `deadLetter.at`), in the order below; a field not named here follows, by name.
  */
-const ORDER = ['id', 'receivedAt', 'source', 'reference', 'event', 'dedupeKey', 'outcome', 'status', 'durationMs', 'attempt', 'signature', 'secretIndex', 'signatureHeader', 'bodyEncoding', 'bodySha256', 'bodyPrefix', 'error', 'late', 'deadLetter', 'replayOf', 'forced'];
+const ORDER = [
+  'id',
+  'receivedAt',
+  'source',
+  'reference',
+  'event',
+  'dedupeKey',
+  'outcome',
+  'status',
+  'durationMs',
+  'attempt',
+  'signature',
+  'secretIndex',
+  'signatureHeader',
+  'bodyEncoding',
+  'bodySha256',
+  'bodyPrefix',
+  'error',
+  'late',
+  'deadLetter',
+  'replayOf',
+  'forced',
+];
 const NESTED: Record<string, readonly string[]> = { late: ['outcome', 'durationMs', 'error'], deadLetter: ['reason', 'at', 'retriedBy'] };
 /** The fields that are times, in epoch ms: printed as ISO 8601, as `list` does. */
 const TIMES = new Set(['receivedAt', 'deadLetter.at']);
 
 function fields(o: Record<string, unknown>, order: readonly string[], path: string): string[] {
-  const keys = [...order.filter((k) => Object.hasOwn(o, k)), ...Object.keys(o).filter((k) => !order.includes(k)).sort()];
+  const keys = [
+    ...order.filter((k) => Object.hasOwn(o, k)),
+    ...Object.keys(o)
+      .filter((k) => !order.includes(k))
+      .sort(),
+  ];
   return keys.flatMap((k) => {
     const v = o[k];
     const name = path + k;
     if (v === undefined) return [];
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return fields(v as Record<string, unknown>, NESTED[name] ?? [], `${name}.`);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v))
+      return fields(v as Record<string, unknown>, NESTED[name] ?? [], `${name}.`);
     return [`${name}: ${TIMES.has(name) ? iso(v) : typeof v === 'object' ? JSON.stringify(v) : String(v)}`];
   });
 }

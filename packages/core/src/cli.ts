@@ -64,7 +64,10 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
   }
   const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP, argv);
   const ledger = receiver.store.ledger;
-  if (!ledger) throw new UsageError("the app's store keeps no ledger: create it with a `ledger` option, e.g. postgresStore({ connectionString, ledger: true }).");
+  if (!ledger)
+    throw new UsageError(
+      "the app's store keeps no ledger: create it with a `ledger` option, e.g. postgresStore({ connectionString, ledger: true }).",
+    );
   if (isMemoryLedger(ledger) && apart) {
     throw new UsageError(
       "the app's store keeps its ledger in memory (memoryStore), which lives in the app's own process: this command runs in another, and cannot read it. Keep the ledger in Redis or Postgres: redisStore({ url, ledger: true }) from @payhook/store-redis or postgresStore({ connectionString, ledger: true }) from @payhook/store-postgres.",
@@ -83,14 +86,19 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
   const list = async (q: LedgerQuery, empty: string) => {
     const entries = await ledger.list(q);
     const last = entries.at(-1)?.id;
-    const more = !o.json && last !== undefined && entries.length >= pageSize(q, '[@payhook/core]') && (await ledger.list({ ...q, before: last, limit: 1 })).length > 0;
+    const more =
+      !o.json &&
+      last !== undefined &&
+      entries.length >= pageSize(q, '[@payhook/core]') &&
+      (await ledger.list({ ...q, before: last, limit: 1 })).length > 0;
     printList(entries, { json: o.json, empty, next: more ? last : undefined });
     return 0;
   };
   try {
     if (group === 'deliveries' && verb === 'list') return await list(query(), 'no deliveries match');
     if (group === 'deliveries' && verb === 'erase' && ids.length === 0) {
-      if (o.reference === undefined && o.email === undefined && o.phone === undefined) throw new UsageError('say whose deliveries to erase: --reference <ref>, --email <email> or --phone <phone>.');
+      if (o.reference === undefined && o.email === undefined && o.phone === undefined)
+        throw new UsageError('say whose deliveries to erase: --reference <ref>, --email <email> or --phone <phone>.');
       const { erased } = await eraseDeliveries(ledger, { reference: o.reference, email: o.email, phone: o.phone });
       console.log(o.json ? JSON.stringify({ erased }) : `erased ${erased} records`);
       return 0;
@@ -104,14 +112,20 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     }
     if (group === 'replay' && verb !== undefined && ids.length === 0) {
       const r = await receiver.replay(verb, { force: o.force === true });
-      console.log(o.json ? escapeText(JSON.stringify(summary(r)), true) : escapeText(`replayed ${verb}${o.force ? ' (forced)' : ''} as ${r.deliveryId}: ${r.outcome} (${r.status})${why(r)}`));
+      console.log(
+        o.json
+          ? escapeText(JSON.stringify(summary(r)), true)
+          : escapeText(`replayed ${verb}${o.force ? ' (forced)' : ''} as ${r.deliveryId}: ${r.outcome} (${r.status})${why(r)}`),
+      );
       return r.status < 300 ? 0 : 1;
     }
     if (group === 'dead-letters' && verb === 'retry') {
       const results = await retryDeadLetters(receiver, ids.length > 0 ? { ids } : {});
       for (const x of results) {
         const line = `${x.id}${x.forced ? ' (forced)' : ''} -> ${x.report.deliveryId}: ${x.report.outcome} (${x.report.status})${x.closed ? '' : ', still open'}${why(x.report)}`;
-        console.log(escapeText(o.json ? JSON.stringify({ id: x.id, forced: x.forced, closed: x.closed, ...summary(x.report) }) : line, o.json));
+        console.log(
+          escapeText(o.json ? JSON.stringify({ id: x.id, forced: x.forced, closed: x.closed, ...summary(x.report) }) : line, o.json),
+        );
       }
       if (!o.json) console.log(`${results.filter((x) => x.closed).length} of ${results.length} dead letters closed`);
       return results.every((x) => x.closed) ? 0 : 1;
@@ -123,17 +137,24 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
 }
 
 async function loadReceiver(file: string | undefined, argv: readonly string[]): Promise<Receiver> {
-  if (!file) throw new UsageError('say where your receiver is: --app ./src/webhooks.js (or PAYHOOK_APP), a module that exports it as `receiver` or default.');
+  if (!file)
+    throw new UsageError(
+      'say where your receiver is: --app ./src/webhooks.js (or PAYHOOK_APP), a module that exports it as `receiver` or default.',
+    );
   const mod = (await import(pathToFileURL(resolve(file)).href).catch((error: unknown) => {
     // Node runs no TypeScript by itself: name the command that does, rather than Node's stack.
-    if ((error as { code?: unknown } | null)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/"\.[cm]?tsx?"/.test(errorMessage(error))) throw error;
+    if ((error as { code?: unknown } | null)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/"\.[cm]?tsx?"/.test(errorMessage(error)))
+      throw error;
     const again = ['node --import tsx node_modules/@payhook/core/bin/payhook.mjs', ...argv.map(quote)].join(' ');
-    throw new UsageError(`cannot load ${file}: Node does not run TypeScript by itself (${errorMessage(error)}). Run the command through tsx (npm install -D tsx):\n\n  ${again}\n\nor point --app at the built JavaScript.`);
+    throw new UsageError(
+      `cannot load ${file}: Node does not run TypeScript by itself (${errorMessage(error)}). Run the command through tsx (npm install -D tsx):\n\n  ${again}\n\nor point --app at the built JavaScript.`,
+    );
   })) as { receiver?: unknown; default?: unknown };
   const found = [mod.receiver, mod.default, (mod.default as { receiver?: unknown } | undefined)?.receiver].find(
     (x): x is Receiver => typeof (x as Receiver | undefined)?.replay === 'function',
   );
-  if (!found) throw new UsageError(`${file} exports no receiver: export the one createReceiver() made, as \`export const receiver = …\` or default.`);
+  if (!found)
+    throw new UsageError(`${file} exports no receiver: export the one createReceiver() made, as \`export const receiver = …\` or default.`);
   return found;
 }
 
@@ -147,7 +168,14 @@ function time(value: string | undefined, flag: string): number | undefined {
   return t;
 }
 
-const summary = (r: DeliveryReport) => ({ deliveryId: r.deliveryId, outcome: r.outcome, status: r.status, reference: r.reference, event: r.event, error: r.error === undefined ? undefined : errorMessage(r.error) });
+const summary = (r: DeliveryReport) => ({
+  deliveryId: r.deliveryId,
+  outcome: r.outcome,
+  status: r.status,
+  reference: r.reference,
+  event: r.event,
+  error: r.error === undefined ? undefined : errorMessage(r.error),
+});
 /** Why a replay ran nothing, or failed: its error, after the answer. */
 const why = (r: DeliveryReport) => (r.error === undefined ? '' : ` - ${errorMessage(r.error)}`);
 
@@ -159,7 +187,11 @@ export function run(argv: readonly string[]): void {
       // payhook's own errors (a replay's unknown id, a store that cannot be reached) name their package and say what to do: the message alone.
       const own = !usage && error instanceof Error && error.message.startsWith('[@payhook/');
       // A usage error's lines are the command's own; any other message may quote a record: one escaped line (then, unless payhook's own, the stack's frames).
-      const lines = usage ? (error as Error).message.split('\n') : own ? [error.message] : [String(error), ...((error as Error)?.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l))];
+      const lines = usage
+        ? (error as Error).message.split('\n')
+        : own
+          ? [error.message]
+          : [String(error), ...((error as Error)?.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l))];
       if (!own) lines[0] = `[@payhook/core] payhook: ${lines[0]}`;
       console.error(lines.map((line) => escapeText(line)).join('\n'));
       process.exit(usage ? 2 : 1);

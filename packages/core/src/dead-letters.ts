@@ -29,7 +29,10 @@ const NAME = '[@payhook/core]';
  * @example
  * for (const r of await retryDeadLetters(receiver)) console.log(r.id, r.report.outcome);
  */
-export async function retryDeadLetters(receiver: Receiver, options: { ids?: readonly string[]; limit?: number } = {}): Promise<DeadLetterRetry[]> {
+export async function retryDeadLetters(
+  receiver: Receiver,
+  options: { ids?: readonly string[]; limit?: number } = {},
+): Promise<DeadLetterRetry[]> {
   const ledger = receiver.store.ledger;
   if (!ledger) throw new Error(`${NAME} dead letters live in the ledger: create the store with a \`ledger\` option to keep them.`);
   const letters = options.ids
@@ -66,7 +69,9 @@ function keyOf(receiver: Receiver, letter: LedgerEntry): string | undefined {
 }
 
 function openLetter(id: string, entry: LedgerEntry | undefined): LedgerEntry {
-  if (entry?.deadLetter === undefined) throw new Error(`${NAME} ${JSON.stringify(id)} is not a dead letter in the ledger; list them with \`payhook dead-letters list\`.`);
-  if (entry.deadLetter.retriedBy !== undefined) throw new Error(`${NAME} dead letter ${id} was already retried by ${entry.deadLetter.retriedBy}.`);
+  if (entry?.deadLetter === undefined)
+    throw new Error(`${NAME} ${JSON.stringify(id)} is not a dead letter in the ledger; list them with \`payhook dead-letters list\`.`);
+  if (entry.deadLetter.retriedBy !== undefined)
+    throw new Error(`${NAME} dead letter ${id} was already retried by ${entry.deadLetter.retriedBy}.`);
   return entry;
 }

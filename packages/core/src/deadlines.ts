@@ -84,10 +84,13 @@ export function ownTimers(clock: Clock): Deadlines {
   return {
     add(at, late) {
       const d: Deadline = { at, late };
-      d.timer = clock.setTimeout(() => {
-        d.late = null;
-        late();
-      }, Math.max(0, at - clock.now()));
+      d.timer = clock.setTimeout(
+        () => {
+          d.late = null;
+          late();
+        },
+        Math.max(0, at - clock.now()),
+      );
       return d;
     },
     cancel(d) {

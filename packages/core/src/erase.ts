@@ -24,7 +24,9 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
   const { reference, email, phone } = query;
   const wanted = [reference, email, phone].filter((x) => x !== undefined);
   if (wanted.length === 0 || wanted.some((x) => typeof x !== 'string' || x.trim() === '')) {
-    throw new TypeError(`${NAME} eraseDeliveries needs a reference, an email or a phone, each a non-empty string; got ${JSON.stringify(query)}.`);
+    throw new TypeError(
+      `${NAME} eraseDeliveries needs a reference, an email or a phone, each a non-empty string; got ${JSON.stringify(query)}.`,
+    );
   }
   const emailKey = email?.trim().toLowerCase();
   const phoneKey = phone === undefined ? undefined : digits(phone);
@@ -32,7 +34,8 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
   const names = (e: LedgerEntry) => {
     if (emailKey === undefined && phoneKey === undefined) return true;
     const customer = customerOf(e);
-    if (emailKey !== undefined && (customer.email?.trim().toLowerCase() === emailKey || e.bodyPrefix?.toLowerCase().includes(emailKey))) return true;
+    if (emailKey !== undefined && (customer.email?.trim().toLowerCase() === emailKey || e.bodyPrefix?.toLowerCase().includes(emailKey)))
+      return true;
     return phoneKey !== undefined && customer.phone !== undefined && digits(customer.phone) === phoneKey;
   };
   // By reference only: that index; otherwise every record, in pages. The reference as the receiver stored it (cut to its bound).
@@ -41,7 +44,9 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
   let before: string | undefined;
   for (;;) {
     const page = await ledger.list({ ...(byReference && { reference: cut(reference, MAX_NAME) }), limit: MAX_LEDGER_PAGE, before });
-    const ids = page.filter((e) => (reference !== undefined && e.reference === cut(reference, MAX_NAME)) || (!byReference && names(e))).map((e) => e.id);
+    const ids = page
+      .filter((e) => (reference !== undefined && e.reference === cut(reference, MAX_NAME)) || (!byReference && names(e)))
+      .map((e) => e.id);
     if (ids.length > 0) erased += await ledger.remove(ids);
     if (page.length < MAX_LEDGER_PAGE) return { erased };
     before = page[page.length - 1]!.id;

@@ -34,10 +34,7 @@ export interface HandlerOptions {
   verify?: boolean;
 }
 
-export type EventHandler<E extends PaymentEventName = PaymentEventName> = (
-  event: PaymentEvent<E>,
-  context: HandlerContext,
-) => unknown;
+export type EventHandler<E extends PaymentEventName = PaymentEventName> = (event: PaymentEvent<E>, context: HandlerContext) => unknown;
 
 export interface EventRouter {
   /** Run `handler` for one event name or several. */

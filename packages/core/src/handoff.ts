@@ -52,6 +52,9 @@ export const queuedKey = (dedupeKey: string): string => QUEUED + dedupeKey;
  */
 export function handoffPlan(handoff: Handoff, now: () => number): Plan {
   const enqueue: EventHandler = (event, ctx) =>
-    handoff.enqueue({ v: 1, event, dedupeKey: ctx.dedupeKey.slice(QUEUED.length), source: ctx.source, secretIndex: ctx.secretIndex, queuedAt: now() }, ctx);
+    handoff.enqueue(
+      { v: 1, event, dedupeKey: ctx.dedupeKey.slice(QUEUED.length), source: ctx.source, secretIndex: ctx.secretIndex, queuedAt: now() },
+      ctx,
+    );
   return { handlers: [enqueue], wantsRecord: false };
 }

@@ -15,7 +15,15 @@ export {
 } from './event-router.js';
 export { createReceiver, type HandleOptions, type Receiver } from './receiver.js';
 export type { Handoff, JobInfo, QueuedEvent } from './handoff.js';
-export { defaultDedupeKey, EPAY_SIGNATURE_HEADER, SERVICE_TIMEOUT_MS, SIGNATURE_HEADER, signatureHeaderName, type ReceiverOptions, type RunOptions } from './options.js';
+export {
+  defaultDedupeKey,
+  EPAY_SIGNATURE_HEADER,
+  SERVICE_TIMEOUT_MS,
+  SIGNATURE_HEADER,
+  signatureHeaderName,
+  type ReceiverOptions,
+  type RunOptions,
+} from './options.js';
 export type { DeliveryReport, ErrorHandler, ReceiverResult } from './pipeline/outcome.js';
 export { COMMON_OUTCOMES, OUTCOMES, type DeadLetterReason, type DeliveryOutcome, type OutcomeFacts } from './outcomes.js';
 export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './logger.js';

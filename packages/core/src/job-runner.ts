@@ -42,7 +42,14 @@ export interface JobRunner {
 export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): JobRunner {
   const o = resolveRunOptions(options);
   if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
-  const { report, settings, registration } = createRunCore({ ...o, afterBudget: 'accept', onInProgress: 'wait', signatureHeader: SIGNATURE_HEADER, mode: undefined, user: 'worker' });
+  const { report, settings, registration } = createRunCore({
+    ...o,
+    afterBudget: 'accept',
+    onInProgress: 'wait',
+    signatureHeader: SIGNATURE_HEADER,
+    mode: undefined,
+    user: 'worker',
+  });
 
   async function run(data: unknown, job: JobInfo): Promise<JobVerdict> {
     const startedAt = o.clock.now();
@@ -54,7 +61,15 @@ export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): Jo
     // Another run may hold the claim: the same job running elsewhere (stalled, or expired by its
     // engine while it ran), or a worker killed mid-handler whose lease has not lapsed yet. Wait up to
     // two leases rather than spend one of the job's attempts.
-    const input: RunInput = { secretIndex: queued.secretIndex, source: queued.source, budgetMs: Infinity, startedAt, key: queued.dedupeKey, job, waitMs: 2 * o.leaseMs };
+    const input: RunInput = {
+      secretIndex: queued.secretIndex,
+      source: queued.source,
+      budgetMs: Infinity,
+      startedAt,
+      key: queued.dedupeKey,
+      job,
+      waitMs: 2 * o.leaseMs,
+    };
     const r = await claimAndRun(settings, queued.event, input);
     r.job = job;
     r.durationMs = o.clock.now() - startedAt;
@@ -85,20 +100,33 @@ function verdictOf(r: DeliveryReport, job: JobInfo): JobVerdict {
 }
 
 const asError = (r: DeliveryReport): Error =>
-  r.error instanceof Error ? r.error : new Error(`[@payhook/core] job ${r.job?.id ?? '?'} ended ${r.outcome}${r.error === undefined ? '' : `: ${String(r.error)}`}`);
+  r.error instanceof Error
+    ? r.error
+    : new Error(`[@payhook/core] job ${r.job?.id ?? '?'} ended ${r.outcome}${r.error === undefined ? '' : `: ${String(r.error)}`}`);
 
 /** The job as the receiver's handoff wrote it, or why it is not. */
 function readJob(data: unknown): QueuedEvent | Error {
   const job = data as Partial<QueuedEvent> | null;
   if (typeof job !== 'object' || job === null || job.v !== 1 || typeof job.dedupeKey !== 'string') {
-    return new Error('[@payhook/core] this job was not written by a payhook receiver (no v: 1 and dedupeKey); only a receiver\'s handoff may add jobs to a payhook queue.');
+    return new Error(
+      "[@payhook/core] this job was not written by a payhook receiver (no v: 1 and dedupeKey); only a receiver's handoff may add jobs to a payhook queue.",
+    );
   }
   const parsed = paymentEventSchema.safeParse(job.event);
   if (!parsed.success) {
-    return Object.assign(new Error(`[@payhook/core] the job's event is not a payment event: ${parsed.error.message}`), { issues: parsed.error.issues });
+    return Object.assign(new Error(`[@payhook/core] the job's event is not a payment event: ${parsed.error.message}`), {
+      issues: parsed.error.issues,
+    });
   }
   const source = job.source === 'reconcile' || job.source === 'replay' ? job.source : 'webhook';
-  return { v: 1, event: parsed.data as PaymentEvent, dedupeKey: job.dedupeKey, source, secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null, queuedAt: job.queuedAt ?? 0 };
+  return {
+    v: 1,
+    event: parsed.data as PaymentEvent,
+    dedupeKey: job.dedupeKey,
+    source,
+    secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null,
+    queuedAt: job.queuedAt ?? 0,
+  };
 }
 
 /** What a queue package's `createWorker` returns: the runner's router, and the engine's start and close. */

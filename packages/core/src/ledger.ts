@@ -137,12 +137,16 @@ export function ledgerSettings(options: LedgerOptions | true, name: string, defa
   const o = options === true ? {} : options;
   const body = o.body ?? 'keep';
   if (body !== 'keep' && body !== 'hash') {
-    throw new TypeError(`${name} ledger.body must be 'keep' or 'hash'; got ${String(body)}. Leave it unset to keep bodies, which replay needs.`);
+    throw new TypeError(
+      `${name} ledger.body must be 'keep' or 'hash'; got ${String(body)}. Leave it unset to keep bodies, which replay needs.`,
+    );
   }
   // Each bound: a positive number (whole where it counts records), or the error that says how to leave it unset.
   const positive = (field: keyof LedgerOptions, value: number, whole: boolean, unset: string): number => {
     if (whole ? Number.isInteger(value) && value > 0 : Number.isFinite(value) && value > 0) return value;
-    throw new RangeError(`${name} ledger.${field} must be a positive ${whole ? 'whole number' : 'number of milliseconds'}; got ${value}. Leave it unset for ${unset}.`);
+    throw new RangeError(
+      `${name} ledger.${field} must be a positive ${whole ? 'whole number' : 'number of milliseconds'}; got ${value}. Leave it unset for ${unset}.`,
+    );
   };
   const maxEntries = positive('maxEntries', o.maxEntries ?? defaultMax, true, String(defaultMax));
   const retentionMs = positive('retentionMs', o.retentionMs ?? DEFAULT_LEDGER_RETENTION_MS, false, '7 days');

@@ -44,11 +44,35 @@ export interface Transition {
 /** Every way a transaction's status moves, named by the action that moves it. */
 export const TRANSITIONS = {
   open: { from: ['pending'], to: 'processing', event: null, step: 'checkout_opened', description: 'Checkout opened' },
-  pay: { from: ['pending', 'processing'], to: 'completed', event: 'payment.success', step: 'payment_completed', description: 'Payment completed' },
-  fail: { from: ['pending', 'processing'], to: 'failed', event: 'payment.failed', step: 'payment_failed', description: 'Payment attempt failed' },
-  cancel: { from: ['pending', 'processing'], to: 'cancelled', event: 'payment.cancelled', step: 'payment_cancelled', description: 'Transaction cancelled' },
+  pay: {
+    from: ['pending', 'processing'],
+    to: 'completed',
+    event: 'payment.success',
+    step: 'payment_completed',
+    description: 'Payment completed',
+  },
+  fail: {
+    from: ['pending', 'processing'],
+    to: 'failed',
+    event: 'payment.failed',
+    step: 'payment_failed',
+    description: 'Payment attempt failed',
+  },
+  cancel: {
+    from: ['pending', 'processing'],
+    to: 'cancelled',
+    event: 'payment.cancelled',
+    step: 'payment_cancelled',
+    description: 'Transaction cancelled',
+  },
   refund: { from: ['completed'], to: 'refunding', event: 'payment.refunding', step: 'refund_initiated', description: 'Refund initiated' },
-  'complete-refund': { from: ['refunding'], to: 'refunded', event: 'payment.refunded', step: 'refund_completed', description: 'Refund completed' },
+  'complete-refund': {
+    from: ['refunding'],
+    to: 'refunded',
+    event: 'payment.refunded',
+    step: 'refund_completed',
+    description: 'Refund completed',
+  },
   reverse: { from: ['completed'], to: 'reversed', event: 'payment.reversed', step: 'payment_reversed', description: 'Payment reversed' },
 } as const satisfies Record<string, Transition>;
 export type Action = keyof typeof TRANSITIONS;
@@ -61,9 +85,10 @@ export const isPaymentEventName = (name: unknown): name is PaymentEventName => N
 const moves: readonly Transition[] = Object.values(TRANSITIONS);
 
 /** The status a transaction has right after the service sent `event`. */
-export const STATUS_AFTER = Object.fromEntries(
-  EVENT_NAMES.map((name) => [name, moves.find((m) => m.event === name)!.to]),
-) as Record<PaymentEventName, TransactionStatus>;
+export const STATUS_AFTER = Object.fromEntries(EVENT_NAMES.map((name) => [name, moves.find((m) => m.event === name)!.to])) as Record<
+  PaymentEventName,
+  TransactionStatus
+>;
 
 /** Statuses reachable from `status` (itself included), by any number of moves. */
 function reachable(status: TransactionStatus): TransactionStatus[] {
@@ -78,9 +103,10 @@ function reachable(status: TransactionStatus): TransactionStatus[] {
  * The statuses a transaction may have once `event` happened: a success stays true of a payment
  * that was refunded or reversed since. The receiver's record check runs handlers only on these.
  */
-export const AGREEING_STATUSES = Object.fromEntries(
-  EVENT_NAMES.map((name) => [name, reachable(STATUS_AFTER[name])]),
-) as unknown as Record<PaymentEventName, readonly TransactionStatus[]>;
+export const AGREEING_STATUSES = Object.fromEntries(EVENT_NAMES.map((name) => [name, reachable(STATUS_AFTER[name])])) as unknown as Record<
+  PaymentEventName,
+  readonly TransactionStatus[]
+>;
 
 /** The events along the way from `pending` to `status`, oldest first (the lifecycle has one way to each status). */
 function eventsTo(status: TransactionStatus): PaymentEventName[] {
@@ -95,17 +121,16 @@ function eventsTo(status: TransactionStatus): PaymentEventName[] {
  * a refunded payment was first a success, then refunding, then refunded. A reconcile dispatches
  * them in this order and stops at the first that does not finish.
  */
-export const EVENTS_BY_STATUS = Object.fromEntries(
-  TRANSACTION_STATUSES.map((s) => [s, eventsTo(s)]),
-) as unknown as Record<TransactionStatus, readonly PaymentEventName[]>;
+export const EVENTS_BY_STATUS = Object.fromEntries(TRANSACTION_STATUSES.map((s) => [s, eventsTo(s)])) as unknown as Record<
+  TransactionStatus,
+  readonly PaymentEventName[]
+>;
 
 /**
  * How far along a status is: the number of moves from `pending` on the longest way there. A
  * delivery that arrives late (a payment after its refund) never moves an order back.
  */
-export const STATUS_RANK = Object.fromEntries(
-  TRANSACTION_STATUSES.map((s) => [s, rank(s)]),
-) as Record<TransactionStatus, number>;
+export const STATUS_RANK = Object.fromEntries(TRANSACTION_STATUSES.map((s) => [s, rank(s)])) as Record<TransactionStatus, number>;
 
 function rank(status: TransactionStatus): number {
   let best = 0;
@@ -127,14 +152,17 @@ export const wasPaid = (event: PaymentEventName): boolean => EVENTS_BY_STATUS[ST
 
 /** The event each status is the result of (`completed` is the result of `payment.success`); none for `pending` and `processing`. */
 const EVENT_TO: Partial<Record<string, PaymentEventName>> = Object.fromEntries(EVENT_NAMES.map((name) => [STATUS_AFTER[name], name]));
-const EVENT_OF_STEP: Partial<Record<string, PaymentEventName>> = Object.fromEntries(moves.filter((m) => m.event).map((m) => [m.step, m.event!]));
+const EVENT_OF_STEP: Partial<Record<string, PaymentEventName>> = Object.fromEntries(
+  moves.filter((m) => m.event).map((m) => [m.step, m.event!]),
+);
 
 /**
  * The event a timeline entry records, or undefined: by the status after it where the entry carries
  * one, else by its `eventType` (the move's `step`).
  */
 export const eventOfStep = (entry: { eventType: string; status?: string }): PaymentEventName | undefined =>
-  (entry.status !== undefined ? EVENT_TO[entry.status] : undefined) ?? (Object.hasOwn(EVENT_OF_STEP, entry.eventType) ? EVENT_OF_STEP[entry.eventType] : undefined);
+  (entry.status !== undefined ? EVENT_TO[entry.status] : undefined) ??
+  (Object.hasOwn(EVENT_OF_STEP, entry.eventType) ? EVENT_OF_STEP[entry.eventType] : undefined);
 
 /**
  * How the service's record stands to an event it sent: its status `agrees` (the event happened, and

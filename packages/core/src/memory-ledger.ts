@@ -1,5 +1,17 @@
 import type { Clock } from './clock.js';
-import { failedDoneTtl, isKept, isOpenDeadLetter, isRefusal, matchesQuery, pageSize, TAKES_BYTES, textOf, type Ledger, type LedgerEntry, type ledgerSettings } from './ledger.js';
+import {
+  failedDoneTtl,
+  isKept,
+  isOpenDeadLetter,
+  isRefusal,
+  matchesQuery,
+  pageSize,
+  TAKES_BYTES,
+  textOf,
+  type Ledger,
+  type LedgerEntry,
+  type ledgerSettings,
+} from './ledger.js';
 import type { RawBody } from './signature.js';
 
 const NAME = '[@payhook/core]';
@@ -81,7 +93,11 @@ class Lane {
  * timer on `clock` (unref'd) trims while nobody writes, so nothing outlives its retention in memory.
  * For tests, a single process, and a dashboard route in the app; a CLI in another process cannot read it.
  */
-export function memoryLedger(settings: ReturnType<typeof ledgerSettings>, now: () => number, { clock, storeRetentionMs }: { clock?: Clock; storeRetentionMs?: number } = {}): Ledger {
+export function memoryLedger(
+  settings: ReturnType<typeof ledgerSettings>,
+  now: () => number,
+  { clock, storeRetentionMs }: { clock?: Clock; storeRetentionMs?: number } = {},
+): Ledger {
   const { maxEntries, maxRefusals, retentionMs, deadLetterRetentionMs } = settings;
   const accepted = new Lane();
   const refusals = new Lane();
@@ -125,7 +141,9 @@ export function memoryLedger(settings: ReturnType<typeof ledgerSettings>, now: (
       // All or nothing, as a store's single statement: every record is checked before any is kept.
       for (const e of batch) {
         if (typeof e.id !== 'string' || e.id === '' || !Number.isFinite(e.receivedAt)) {
-          throw new TypeError(`${NAME} memoryStore: ledger record ${JSON.stringify(e.id)} has receivedAt ${e.receivedAt}; a record needs an id and a receivedAt in epoch milliseconds.`);
+          throw new TypeError(
+            `${NAME} memoryStore: ledger record ${JSON.stringify(e.id)} has receivedAt ${e.receivedAt}; a record needs an id and a receivedAt in epoch milliseconds.`,
+          );
         }
       }
       // The writer hands over records it made for this call: kept as they are, copied on the way out.

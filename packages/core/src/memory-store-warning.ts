@@ -80,10 +80,16 @@ function readEnv(g: Globals): Env {
 /** The platform whose instances each keep their own memory, and what to do there; undefined on a long-lived process. */
 function serverless(g: Globals, env: Env): [platform: string, advice: string] | undefined {
   if (g.navigator?.userAgent === 'Cloudflare-Workers') {
-    return ['Cloudflare Workers', `payhook has no Workers store yet (Redis and Postgres need Node): keep handlers idempotent (a unique key in your database), or receive on Node and use ${SHARED}.`];
+    return [
+      'Cloudflare Workers',
+      `payhook has no Workers store yet (Redis and Postgres need Node): keep handlers idempotent (a unique key in your database), or receive on Node and use ${SHARED}.`,
+    ];
   }
   if (g.EdgeRuntime !== undefined) {
-    return ['the Edge runtime', `Redis and Postgres need Node: receive in a Node.js route (export const runtime = 'nodejs') and use ${SHARED}.`];
+    return [
+      'the Edge runtime',
+      `Redis and Postgres need Node: receive in a Node.js route (export const runtime = 'nodejs') and use ${SHARED}.`,
+    ];
   }
   const found = SERVERLESS_ENV.find(([name]) => env[name]);
   return found && [found[1], `Use ${SHARED}.`];
@@ -103,11 +109,16 @@ export function warnOfMemoryStore(store: Store, log: Log, user: MemoryStoreUser)
   const registry = registryOf(g);
   const once = (cause: string, fields: object, where: string, advice: string) => {
     if (!firstTime(registry, cause)) return;
-    log.write('warn', { cause, ...fields }, `[@payhook/core] the memory store cannot deduplicate ${where}, so a duplicate delivery that reaches another one runs its handlers again. ${advice} To silence this: memoryStore({ warn: false }).`);
+    log.write(
+      'warn',
+      { cause, ...fields },
+      `[@payhook/core] the memory store cannot deduplicate ${where}, so a duplicate delivery that reaches another one runs its handlers again. ${advice} To silence this: memoryStore({ warn: false }).`,
+    );
   };
   const env = readEnv(g);
   const platform = serverless(g, env);
-  if (platform) once('serverless', { platform: platform[0] }, `on ${platform[0]}: each instance keeps its own records and starts empty`, platform[1]);
+  if (platform)
+    once('serverless', { platform: platform[0] }, `on ${platform[0]}: each instance keeps its own records and starts empty`, platform[1]);
   // The store's copy, not the caller's: one memory store shared by two copies (through globalThis) does deduplicate.
   const copies = (registry.copies[user] ??= []);
   if (!copies.includes(mark.copy)) copies.push(mark.copy);

@@ -133,7 +133,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     get: async (key) => ops.get(key),
     retentionMs,
     ...(options.ledger && {
-      ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000, 1_000), now, { clock, storeRetentionMs: retentionMs }),
+      ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000, 1_000), now, {
+        clock,
+        storeRetentionMs: retentionMs,
+      }),
     }),
   };
   // Not enumerable: a wrapper built with `{ ...store, claim }` must not inherit the unwrapped view.

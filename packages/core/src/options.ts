@@ -131,7 +131,9 @@ export function resolveOptions(options: ReceiverOptions) {
   }
   const afterBudget = options.afterBudget ?? 'accept';
   if (afterBudget !== 'accept' && afterBudget !== 'retry') {
-    throw new TypeError(`[@payhook/core] afterBudget must be 'accept' or 'retry'; got ${String(afterBudget)}. Leave it unset for 'accept'.`);
+    throw new TypeError(
+      `[@payhook/core] afterBudget must be 'accept' or 'retry'; got ${String(afterBudget)}. Leave it unset for 'accept'.`,
+    );
   }
   const onInProgress = options.onInProgress ?? 'wait';
   if (onInProgress !== 'wait' && onInProgress !== 'retry') {
@@ -139,11 +141,15 @@ export function resolveOptions(options: ReceiverOptions) {
   }
   const ordering = options.ordering;
   if (ordering !== undefined && ordering !== 'hold' && ordering !== 'fetch') {
-    throw new TypeError(`[@payhook/core] ordering must be 'hold' or 'fetch'; got ${String(ordering)}. Leave it unset to run events in the order they arrive.`);
+    throw new TypeError(
+      `[@payhook/core] ordering must be 'hold' or 'fetch'; got ${String(ordering)}. Leave it unset to run events in the order they arrive.`,
+    );
   }
   const run = resolveRunOptions(options);
   if (ordering === 'fetch' && !run.client) {
-    throw new TypeError("[@payhook/core] ordering: 'fetch' asks the service for the record: pass createReceiver({ client: createClient({ apiKey, baseUrl }) }), or use ordering: 'hold'.");
+    throw new TypeError(
+      "[@payhook/core] ordering: 'fetch' asks the service for the record: pass createReceiver({ client: createClient({ apiKey, baseUrl }) }), or use ordering: 'hold'.",
+    );
   }
   if (!(run.leaseMs > budgetMs)) {
     throw new RangeError(`[@payhook/core] leaseMs (${run.leaseMs}) must be longer than budgetMs (${budgetMs}).`);
@@ -154,7 +160,9 @@ export function resolveOptions(options: ReceiverOptions) {
   }
   const bodyTimeoutMs = options.bodyTimeoutMs ?? SERVICE_TIMEOUT_MS;
   if (!(Number.isFinite(bodyTimeoutMs) && bodyTimeoutMs > 0)) {
-    throw new RangeError(`[@payhook/core] bodyTimeoutMs must be a positive number of milliseconds; got ${bodyTimeoutMs}. Leave it unset for ${SERVICE_TIMEOUT_MS}.`);
+    throw new RangeError(
+      `[@payhook/core] bodyTimeoutMs must be a positive number of milliseconds; got ${bodyTimeoutMs}. Leave it unset for ${SERVICE_TIMEOUT_MS}.`,
+    );
   }
   const handoff = checkHandoff(options.handoff, run.verifyBeforeHandling);
   return {
@@ -198,7 +206,9 @@ export function signatureHeaderSeen(configured: string, has: (name: string) => b
 
 function checkMode(mode: unknown): 'live' | 'sandbox' | undefined {
   if (mode === undefined || mode === 'live' || mode === 'sandbox') return mode;
-  throw new TypeError(`[@payhook/core] mode must be 'live' or 'sandbox' (the environment of the webhook secret); got ${String(mode)}. Leave it unset if unsure.`);
+  throw new TypeError(
+    `[@payhook/core] mode must be 'live' or 'sandbox' (the environment of the webhook secret); got ${String(mode)}. Leave it unset if unsure.`,
+  );
 }
 
 function checkSecrets(secret: string | readonly string[]): readonly string[] {
@@ -214,10 +224,14 @@ function checkSecrets(secret: string | readonly string[]): readonly string[] {
 function checkHandoff(handoff: Handoff | undefined, verifyBeforeHandling: boolean): Handoff | undefined {
   if (handoff === undefined) return undefined;
   if (typeof (handoff as Partial<Handoff>).enqueue !== 'function') {
-    throw new TypeError('[@payhook/core] handoff must be a queue such as bullmqQueue() from @payhook/queue-bullmq or pgBossQueue() from @payhook/queue-pg-boss.');
+    throw new TypeError(
+      '[@payhook/core] handoff must be a queue such as bullmqQueue() from @payhook/queue-bullmq or pgBossQueue() from @payhook/queue-pg-boss.',
+    );
   }
   if (verifyBeforeHandling) {
-    throw new TypeError('[@payhook/core] verifyBeforeHandling runs where the handlers run: with a handoff, set it on the worker (createWorker), not on the receiver.');
+    throw new TypeError(
+      '[@payhook/core] verifyBeforeHandling runs where the handlers run: with a handoff, set it on the worker (createWorker), not on the receiver.',
+    );
   }
   return handoff;
 }

@@ -84,7 +84,11 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
       if (HANDLERS_RAN.has(r.outcome)) i.handlerTime.record(seconds, outcome);
       if (r.source === 'reconcile' && RECOVERED.has(r.outcome)) i.recovered.add(1, outcome);
 
-      const span = tracer.startSpan('payhook.delivery', { kind: SpanKind.INTERNAL, startTime: now - (r.durationMs ?? 0), attributes: attributesOf(r, failed) });
+      const span = tracer.startSpan('payhook.delivery', {
+        kind: SpanKind.INTERNAL,
+        startTime: now - (r.durationMs ?? 0),
+        attributes: attributesOf(r, failed),
+      });
       span.addEvent('payhook.answered', STATUS_ATTRIBUTES(r.status), now);
       if (ANSWERED_EARLY.has(r.outcome) && r.dedupeKey !== undefined) {
         if (open.size >= MAX_OPEN) {
@@ -104,7 +108,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
 function instruments(meter: Meter) {
   return {
     deliveries: meter.createCounter('payhook.deliveries', { unit: '{delivery}', description: 'Deliveries answered, by outcome' }),
-    answerTime: meter.createHistogram('payhook.answer.duration', { unit: 's', description: 'From the body of a delivery arriving to its answer' }),
+    answerTime: meter.createHistogram('payhook.answer.duration', {
+      unit: 's',
+      description: 'From the body of a delivery arriving to its answer',
+    }),
     handlerTime: meter.createHistogram('payhook.handler.duration', {
       unit: 's',
       description: "From the body of a delivery arriving to its handlers' end, for deliveries whose handlers ran",
@@ -113,17 +120,22 @@ function instruments(meter: Meter) {
       unit: '{delivery}',
       description: 'Outcomes of handlers that finished after their delivery was answered (202 or 503)',
     }),
-    duplicates: meter.createCounter('payhook.duplicates', { unit: '{delivery}', description: 'Copies of events already done, or running elsewhere' }),
-    recovered: meter.createCounter('payhook.reconcile.recovered', { unit: '{event}', description: 'Events a reconcile ran that no delivery had' }),
+    duplicates: meter.createCounter('payhook.duplicates', {
+      unit: '{delivery}',
+      description: 'Copies of events already done, or running elsewhere',
+    }),
+    recovered: meter.createCounter('payhook.reconcile.recovered', {
+      unit: '{event}',
+      description: 'Events a reconcile ran that no delivery had',
+    }),
   };
 }
 
 // Attribute objects are made once and shared: the SDK copies what it keeps, and every delivery
 // would otherwise build and drop them (BENCHMARKS.md, issue 15).
-const OUTCOME = Object.fromEntries(Object.keys(OUTCOMES).map((o): [string, Attributes] => [o, Object.freeze({ 'payhook.outcome': o })])) as Record<
-  DeliveryOutcome,
-  Attributes
->;
+const OUTCOME = Object.fromEntries(
+  Object.keys(OUTCOMES).map((o): [string, Attributes] => [o, Object.freeze({ 'payhook.outcome': o })]),
+) as Record<DeliveryOutcome, Attributes>;
 /** What the store said of a copy: done already, or running elsewhere. */
 const DEDUPE_RESULT: Partial<Record<DeliveryOutcome, string>> = { duplicate: 'done', 'in-progress': 'running' };
 const DEDUPE = Object.fromEntries(
@@ -134,7 +146,8 @@ function deliveryAttributes(r: DeliveryReport): Attributes {
   const source = r.source ?? 'webhook';
   const key = `${r.outcome} ${r.status} ${source}`;
   let a = byKey.get(key);
-  if (a === undefined) byKey.set(key, (a = Object.freeze({ 'payhook.outcome': r.outcome, 'http.response.status_code': r.status, 'payhook.source': source })));
+  if (a === undefined)
+    byKey.set(key, (a = Object.freeze({ 'payhook.outcome': r.outcome, 'http.response.status_code': r.status, 'payhook.source': source })));
   return a;
 }
 const byStatus = new Map<number, Attributes>();

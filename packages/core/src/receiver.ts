@@ -107,15 +107,25 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     ? { ...inProcess, planFor: () => plan, dedupeKey: (e) => queuedKey(o.dedupeKey(e)), afterBudget: 'retry', doneOutcome: 'queued' }
     : inProcess;
   const noHandlersHere = () => {
-    if (handoff) throw new TypeError('[@payhook/core] this receiver hands events to a queue (handoff): register handlers on the worker, createWorker(...).on(...), not on the receiver.');
+    if (handoff)
+      throw new TypeError(
+        '[@payhook/core] this receiver hands events to a queue (handoff): register handlers on the worker, createWorker(...).on(...), not on the receiver.',
+      );
   };
   const ledger = o.store.ledger;
   const writer = ledger && createLedgerWriter(ledger, o.log, () => o.clock.now());
   // Late outcomes (after a 202) reach the ledger too, as an update of the delivery's record.
   if (writer) settings.report = (r) => (r.late && writer.late(r), report(r));
   // Refusals (anyone can send them) get a share of log lines a minute; a minute that skipped some says so once.
-  const mayLogRefusal = perMinute(REFUSALS_PER_MINUTE, () => o.clock.now(), (skipped, since) =>
-    o.log.write('warn', { skipped }, `[@payhook/core] ${skipped} more refused deliveries (401, 405, 408, 413, unreadable uploads) were not logged in the minute from ${new Date(since).toISOString()}: at most ${REFUSALS_PER_MINUTE} a minute are, so that a flood of them costs your logs little. Metrics count every one.`),
+  const mayLogRefusal = perMinute(
+    REFUSALS_PER_MINUTE,
+    () => o.clock.now(),
+    (skipped, since) =>
+      o.log.write(
+        'warn',
+        { skipped },
+        `[@payhook/core] ${skipped} more refused deliveries (401, 405, 408, 413, unreadable uploads) were not logged in the minute from ${new Date(since).toISOString()}: at most ${REFUSALS_PER_MINUTE} a minute are, so that a flood of them costs your logs little. Metrics count every one.`,
+      ),
   );
   const finish = (r: DeliveryReport, run: Run, refusal = false) => {
     // Only answers to the service count for the loop watch; a reconcile or a replay has no deadline.
@@ -157,20 +167,24 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return runEvent(event, v.secretIndex, run);
   }
   // The ordering guard: half the budget for the earlier events, the rest for this one.
-  const guard = o.ordering && createOrderGuard({
-    ...settings,
-    ordering: o.ordering,
-    store: o.store,
-    client: o.client,
-    log: o.log,
-    retentionMs: o.retentionMs ?? o.store.retentionMs ?? DAY,
-    dispatch: (event, record) => receiver.dispatch(event, { source: 'reconcile', record }),
-  });
+  const guard =
+    o.ordering &&
+    createOrderGuard({
+      ...settings,
+      ordering: o.ordering,
+      store: o.store,
+      client: o.client,
+      log: o.log,
+      retentionMs: o.retentionMs ?? o.store.retentionMs ?? DAY,
+      dispatch: (event, record) => receiver.dispatch(event, { source: 'reconcile', record }),
+    });
   function runEvent(event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
     const held = guard ? guard(event, run.budgetMs / 2) : undefined;
     if (held === undefined) return claimEvent(event, secretIndex, run);
     return held.then((r) =>
-      r ? finish({ ...r, reference: event.reference, event: event.event, source: run.trace?.source ?? run.source }, run) : claimEvent(event, secretIndex, { ...run, budgetMs: run.budgetMs - (o.clock.now() - run.startedAt) }),
+      r
+        ? finish({ ...r, reference: event.reference, event: event.event, source: run.trace?.source ?? run.source }, run)
+        : claimEvent(event, secretIndex, { ...run, budgetMs: run.budgetMs - (o.clock.now() - run.startedAt) }),
     );
   }
   function claimEvent(event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
@@ -204,13 +218,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return crashed(error, run);
     }
   };
-  const replays = writer && createReplay(ledger!, writer, {
-    signed: (delivery, trace) => pipeline(delivery, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
-    unsigned: (event, trace, record) => runEvent(event, null, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', record, trace }),
-    refused: (r, trace) => finish(r, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
-    trace: (replayOf, forced) => ({ ...traceOf(o.clock.now(), 'replay')!, replayOf, forced }),
-    client: o.client,
-  });
+  const replays =
+    writer &&
+    createReplay(ledger!, writer, {
+      signed: (delivery, trace) => pipeline(delivery, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
+      unsigned: (event, trace, record) =>
+        runEvent(event, null, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', record, trace }),
+      refused: (r, trace) => finish(r, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
+      trace: (replayOf, forced) => ({ ...traceOf(o.clock.now(), 'replay')!, replayOf, forced }),
+      client: o.client,
+    });
 
   const receiver: Receiver = {
     ...registration(() => receiver, noHandlersHere),
@@ -245,7 +262,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return r.report;
     },
     async replay(id, replayOptions) {
-      if (!replays) throw new Error('[@payhook/core] replay needs a ledger: create the store with a `ledger` option (memoryStore, redisStore or postgresStore({ ledger: true })).');
+      if (!replays)
+        throw new Error(
+          '[@payhook/core] replay needs a ledger: create the store with a `ledger` option (memoryStore, redisStore or postgresStore({ ledger: true })).',
+        );
       return replays.replay(id, replayOptions);
     },
     store: o.store,

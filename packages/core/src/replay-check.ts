@@ -29,12 +29,14 @@ export async function rereadEvent(client: RecordClient | undefined, stored: Paym
       'it is an event a reconcile recovered, whose signature was never checked, so a replay reads it again from the service first, and this receiver has no client. Configure one, createReceiver({ client: createClient({ apiKey, baseUrl }) }), and replay again',
     );
   }
-  if (!isPaymentEventName(stored.event)) return refuse('mismatch', `it holds the event ${JSON.stringify(stored.event)}, which the service does not define`);
+  if (!isPaymentEventName(stored.event))
+    return refuse('mismatch', `it holds the event ${JSON.stringify(stored.event)}, which the service does not define`);
   const ctx = {} as HandlerContext;
   const refused = await checkRecord(client, stored, ctx);
   if (refused) {
     const error = refused.error as { message?: string } | undefined;
-    const why = refused.outcome === 'mismatch' ? 'the service does not back it' : 'the service could not be asked for its record (try again later)';
+    const why =
+      refused.outcome === 'mismatch' ? 'the service does not back it' : 'the service could not be asked for its record (try again later)';
     return refuse(refused.outcome as 'mismatch' | 'verify-unavailable', `${why} (${error?.message ?? refused.outcome})`, refused.error);
   }
   let event: PaymentEvent;
@@ -46,7 +48,10 @@ export async function rereadEvent(client: RecordClient | undefined, stored: Paym
   const differ = SAME.filter((k) => event[k] !== stored[k]);
   if (differ.length > 0) {
     const what = differ.map((k) => `${k} ${JSON.stringify(stored[k])} stored, ${JSON.stringify(event[k])} at the service`).join('; ');
-    return refuse('mismatch', `it does not agree with the service's record of ${JSON.stringify(stored.reference)} (${what}). The ledger record was changed after it was written: check who can write to the store`);
+    return refuse(
+      'mismatch',
+      `it does not agree with the service's record of ${JSON.stringify(stored.reference)} (${what}). The ledger record was changed after it was written: check who can write to the store`,
+    );
   }
   return { event, record: ctx.record! };
 }

@@ -50,7 +50,15 @@ export function createReplay(ledger: Ledger, writer: LedgerWriter, steps: Replay
     if (entry.signature === 'valid') return steps.signed(deliveryOf(entry, bytes), trace);
     const stored = parseEvent(bytes);
     if (stored instanceof Malformed) {
-      return steps.refused(reportOf('malformed', { ...namesOf(entry), error: new Error(`${NAME} delivery ${entry.id} holds no event payhook can read; it cannot be replayed, and nothing ran.`, { cause: stored.error }) }), trace);
+      return steps.refused(
+        reportOf('malformed', {
+          ...namesOf(entry),
+          error: new Error(`${NAME} delivery ${entry.id} holds no event payhook can read; it cannot be replayed, and nothing ran.`, {
+            cause: stored.error,
+          }),
+        }),
+        trace,
+      );
     }
     const reread = await rereadEvent(steps.client, stored, entry.id);
     if ('outcome' in reread) return steps.refused(reread, trace);
@@ -62,7 +70,9 @@ export function createReplay(ledger: Ledger, writer: LedgerWriter, steps: Replay
     async replay(id: string, options: ReplayOptions = {}): Promise<DeliveryReport> {
       const entry = await ledger.get(id);
       if (entry === undefined) {
-        throw new Error(`${NAME} no delivery ${JSON.stringify(id)} in the ledger: it was never recorded, or is past the ledger's bounds. List the recorded ones with \`payhook deliveries list\`.`);
+        throw new Error(
+          `${NAME} no delivery ${JSON.stringify(id)} in the ledger: it was never recorded, or is past the ledger's bounds. List the recorded ones with \`payhook deliveries list\`.`,
+        );
       }
       const result = await run(entry, steps.trace(id, options.force === true));
       await writer.idle();
@@ -76,7 +86,12 @@ export function createReplay(ledger: Ledger, writer: LedgerWriter, steps: Replay
  * signature was checked (only a reconcile's or a replay's event has no signature to check).
  */
 function refusalOf(entry: LedgerEntry): DeliveryReport | undefined {
-  const refused = entry.signature === 'invalid' ? 'its signature was invalid' : entry.signature === 'not-checked' && entry.source === 'webhook' ? 'it was refused before its signature was checked' : undefined;
+  const refused =
+    entry.signature === 'invalid'
+      ? 'its signature was invalid'
+      : entry.signature === 'not-checked' && entry.source === 'webhook'
+        ? 'it was refused before its signature was checked'
+        : undefined;
   if (refused === undefined) return undefined;
   const error = new Error(
     `${NAME} delivery ${entry.id} was not replayed: ${refused} (answered ${entry.status} ${entry.outcome}), and a delivery payhook did not verify never runs a handler; nothing ran. If the secret was wrong then, the service's retries or a reconcile (createReconciler) bring the event.`,

@@ -37,7 +37,17 @@ export function createRunCore(o: RunCoreOptions) {
   const doneRecord = { ok: { outcome: 'ok', ttlMs: o.retentionMs }, rejected: { outcome: 'rejected', ttlMs: failedTtlMs } } as const;
   const deadlines = (timersOutliveRequests ? createDeadlines : ownTimers)(o.clock);
   const acceptedUnguarded = () => warnOfFrozenWork(o.log);
-  const settings: RunSettings = { ...o, ops: storeOps(o.store), planFor, run, deadlines, report, doneRecord, doneOutcome: 'processed', acceptedUnguarded };
+  const settings: RunSettings = {
+    ...o,
+    ops: storeOps(o.store),
+    planFor,
+    run,
+    deadlines,
+    report,
+    doneRecord,
+    doneOutcome: 'processed',
+    acceptedUnguarded,
+  };
   /**
    * `on`, `onAny` and `onError` for `self` (a receiver or a queue runner), each returning it;
    * `allowed` runs before a handler is registered (a receiver with a handoff refuses them).

@@ -52,11 +52,7 @@ export function sign(body: RawBody, secret: string): string {
  * const result = verifySignature(rawBody, req.headers['x-service-signature'], [newSecret, oldSecret]);
  * if (!result.ok) return new Response(null, { status: 401 });
  */
-export function verifySignature(
-  body: RawBody,
-  header: unknown,
-  secretOrSecrets: string | readonly string[],
-): VerifyResult {
+export function verifySignature(body: RawBody, header: unknown, secretOrSecrets: string | readonly string[]): VerifyResult {
   return createVerifier(secretOrSecrets)(body, header);
 }
 
@@ -129,7 +125,11 @@ export async function verifySignatureAsync(
  * (undefined marks an unusable one). `decodeHex` answers undefined for anything but 32 bytes of
  * lower-case hex. Answers the digest's bytes, or the verdict when there is nothing to compare.
  */
-function prepare(header: unknown, secrets: readonly unknown[], decodeHex: (hex: string) => Uint8Array | undefined): Uint8Array | VerifyResult {
+function prepare(
+  header: unknown,
+  secrets: readonly unknown[],
+  decodeHex: (hex: string) => Uint8Array | undefined,
+): Uint8Array | VerifyResult {
   if (header === undefined || header === null || header === '') return MISSING;
   if (typeof header !== 'string' || header.length !== PREFIX.length + 64 || !header.startsWith(PREFIX)) return MALFORMED;
   const given = decodeHex(header.slice(PREFIX.length));
@@ -146,8 +146,7 @@ const MISSING: VerifyResult = Object.freeze({ ok: false, reason: 'missing' });
 const MALFORMED: VerifyResult = Object.freeze({ ok: false, reason: 'malformed' });
 const NO_SECRET: VerifyResult = Object.freeze({ ok: false, reason: 'no-secret' });
 const NOT_RAW_BODY: VerifyResult = Object.freeze({ ok: false, reason: 'not-raw-body', message: NOT_RAW_BODY_MESSAGE });
-const outcome = (matched: number): VerifyResult =>
-  matched < 0 ? MISMATCH : (MATCHED[matched] ?? { ok: true, secretIndex: matched });
+const outcome = (matched: number): VerifyResult => (matched < 0 ? MISMATCH : (MATCHED[matched] ?? { ok: true, secretIndex: matched }));
 
 const encoder = new TextEncoder();
 

@@ -50,7 +50,9 @@ describe('the Node bridge bounds a body before reading it all', () => {
   it('answers a declared Content-Length over the limit 413 at once, before a byte of it arrives', async () => {
     const { receiver, clock } = setup({ maxBodyBytes: 1_000 });
     const port = await serve(toNodeListener(receiver));
-    const status = await open(port, 'POST', { 'content-length': '1001', 'x-service-signature': sign('x', secret) }, (req) => req.flushHeaders());
+    const status = await open(port, 'POST', { 'content-length': '1001', 'x-service-signature': sign('x', secret) }, (req) =>
+      req.flushHeaders(),
+    );
     expect(status).toBe(413);
     expect(clock.now()).toBe(0);
   });
@@ -110,10 +112,18 @@ describe('the Node bridge bounds a body before reading it all', () => {
     const { body, headers } = signedBody(event, { secret });
     const cases: [string, (req: IncomingMessage & { body?: unknown; rawBody?: unknown }, raw: Buffer) => void, number][] = [
       ['a Buffer in req.body', (req, raw) => void (req.body = raw), 200],
-      ['bytes in req.rawBody beside a parsed req.body', (req, raw) => Object.assign(req, { rawBody: raw, body: JSON.parse(raw.toString()) }), 200],
+      [
+        'bytes in req.rawBody beside a parsed req.body',
+        (req, raw) => Object.assign(req, { rawBody: raw, body: JSON.parse(raw.toString()) }),
+        200,
+      ],
       ['text in req.rawBody', (req, raw) => void (req.rawBody = raw.toString('utf8')), 200],
       ['text in req.rawBody over the limit', (req, raw) => void (req.rawBody = raw.toString('utf8') + ' '.repeat(2_000)), 413],
-      ['a parsed object in req.rawBody', (req, raw) => Object.assign(req, { rawBody: JSON.parse(raw.toString()), body: JSON.parse(raw.toString()) }), 500],
+      [
+        'a parsed object in req.rawBody',
+        (req, raw) => Object.assign(req, { rawBody: JSON.parse(raw.toString()), body: JSON.parse(raw.toString()) }),
+        500,
+      ],
     ];
     for (const [name, keep, status] of cases) {
       const { receiver, runs } = setup({ maxBodyBytes: 2_000 });
@@ -159,7 +169,9 @@ describe('intake, whatever an adapter hands over', () => {
     const { process } = adapterOf(receiver);
     const parsed = JSON.parse(body) as unknown as string;
     expect((await process({ method: 'POST', signature: sign(body, secret), body: parsed })).status).toBe(500);
-    expect((await process({ method: 'POST', signature: sign(body, secret), problem: 'unreadable', error: new Error('aborted') })).status).toBe(400);
+    expect(
+      (await process({ method: 'POST', signature: sign(body, secret), problem: 'unreadable', error: new Error('aborted') })).status,
+    ).toBe(400);
     expect((await process({ method: 'post', signature: sign(body, secret), body })).status).toBe(200);
     expect(reports.map((r) => r.outcome)).toEqual(['body-unavailable', 'malformed', 'processed']);
   });

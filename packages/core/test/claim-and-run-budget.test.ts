@@ -23,24 +23,34 @@ describe('past the budget, with the handler still running', () => {
     ['accept', true, '202 accepted', 0],
     ['retry', false, '503 deferred', 0],
     ['retry', true, '202 accepted', 0],
-  ] as const)('afterBudget %s, waitUntil given: %s: answers %s; warns of frozen work on a serverless platform %i time(s)', async (afterBudget, given, answer, warnings) => {
-    vi.stubEnv('VERCEL', '1');
-    const clock = manualClock(0);
-    const warned: unknown[] = [];
-    const logger = (_level: string, fields: object) => void ('cause' in fields && warned.push(fields));
-    const receiver = createReceiver({ secret, clock, budgetMs: 100, afterBudget, logger, store: memoryStore({ now: clock.now, warn: false }) });
-    receiver.on('payment.success', () => clock.sleep(600));
-    const handed: ReturnType<typeof watch>[] = [];
-    const waitUntil = (work: Promise<unknown>) => void handed.push(watch(work));
-    const response = receiver.handle(signedRequest(createEvent('payment.success'), { secret }), given ? { waitUntil } : {});
-    await clock.advance(100);
-    expect(await text(await response)).toBe(answer);
-    expect(warned).toEqual(Array(warnings).fill({ cause: 'accepted-serverless', platform: 'Vercel' }));
-    // The platform's waitUntil holds the work until the handler's outcome is recorded, not just to the answer.
-    expect(handed.map((h) => h.settled)).toEqual(given ? [false] : []);
-    await clock.advance(500);
-    expect(handed.map((h) => h.settled)).toEqual(given ? [true] : []);
-  });
+  ] as const)(
+    'afterBudget %s, waitUntil given: %s: answers %s; warns of frozen work on a serverless platform %i time(s)',
+    async (afterBudget, given, answer, warnings) => {
+      vi.stubEnv('VERCEL', '1');
+      const clock = manualClock(0);
+      const warned: unknown[] = [];
+      const logger = (_level: string, fields: object) => void ('cause' in fields && warned.push(fields));
+      const receiver = createReceiver({
+        secret,
+        clock,
+        budgetMs: 100,
+        afterBudget,
+        logger,
+        store: memoryStore({ now: clock.now, warn: false }),
+      });
+      receiver.on('payment.success', () => clock.sleep(600));
+      const handed: ReturnType<typeof watch>[] = [];
+      const waitUntil = (work: Promise<unknown>) => void handed.push(watch(work));
+      const response = receiver.handle(signedRequest(createEvent('payment.success'), { secret }), given ? { waitUntil } : {});
+      await clock.advance(100);
+      expect(await text(await response)).toBe(answer);
+      expect(warned).toEqual(Array(warnings).fill({ cause: 'accepted-serverless', platform: 'Vercel' }));
+      // The platform's waitUntil holds the work until the handler's outcome is recorded, not just to the answer.
+      expect(handed.map((h) => h.settled)).toEqual(given ? [false] : []);
+      await clock.advance(500);
+      expect(handed.map((h) => h.settled)).toEqual(given ? [true] : []);
+    },
+  );
 
   it('extends the claim at the budget and every leaseMs / 3 until the handler ends, then reports its outcome late with its whole duration', async () => {
     const clock = manualClock(1_000);
@@ -55,7 +65,9 @@ describe('past the budget, with the handler still running', () => {
     expect(await text(await response)).toBe('202 accepted');
     await clock.advance(1_000);
     expect(calls).toEqual(['claim@1000', 'extend@1100', 'extend@1200', 'extend@1300', 'extend@1400', 'extend@1500', 'complete@1600']);
-    expect(lines.filter((l) => l.late)).toEqual([expect.objectContaining({ outcome: 'processed', reference: event.reference, durationMs: 600 })]);
+    expect(lines.filter((l) => l.late)).toEqual([
+      expect.objectContaining({ outcome: 'processed', reference: event.reference, durationMs: 600 }),
+    ]);
     expect(await store.get(receiver.dedupeKey(event))).toMatchObject({ state: 'done' });
   });
 
@@ -75,7 +87,14 @@ describe('past the budget, with the handler still running', () => {
 });
 
 describe('runs without a budget', () => {
-  const job = (event: PaymentEvent): QueuedEvent => ({ v: 1, event, dedupeKey: `job:${event.reference}`, source: 'webhook', secretIndex: 0, queuedAt: 0 });
+  const job = (event: PaymentEvent): QueuedEvent => ({
+    v: 1,
+    event,
+    dedupeKey: `job:${event.reference}`,
+    source: 'webhook',
+    secretIndex: 0,
+    queuedAt: 0,
+  });
   const info = { id: 'job-1', attempt: 1, maxAttempts: 5, queue: 'payhook' };
 
   it('a queue worker keeps its claim alive every leaseMs / 3 while the handler runs, and stops when it ends', async () => {
@@ -88,7 +107,7 @@ describe('runs without a budget', () => {
     expect(calls).toEqual(['claim@0', ...[100, 200, 300, 400, 500, 600, 700, 800, 900].map((t) => `extend@${t}`), 'complete@1000']);
   });
 
-  it('a queue worker\'s copy waits up to two leases for the running one: duplicate if it ends in time, in-progress if not', async () => {
+  it("a queue worker's copy waits up to two leases for the running one: duplicate if it ends in time, in-progress if not", async () => {
     const clock = manualClock(0);
     const runner = createJobRunner({ store: memoryStore({ now: clock.now, warn: false }), clock, leaseMs: 300, logger: quiet })
       .on('payment.success', () => clock.sleep(300))
@@ -133,7 +152,13 @@ describe('runs without a budget', () => {
     try {
       const core = await import('../src/index.js');
       const clock = manualClock(0);
-      const receiver = core.createReceiver({ secret, clock, budgetMs: 100, store: core.memoryStore({ now: clock.now, warn: false }), logger: quiet });
+      const receiver = core.createReceiver({
+        secret,
+        clock,
+        budgetMs: 100,
+        store: core.memoryStore({ now: clock.now, warn: false }),
+        logger: quiet,
+      });
       receiver.on('payment.success', () => clock.sleep(500));
       const recovered = receiver.dispatch(createEvent('payment.success'));
       await clock.advance(500);

@@ -69,13 +69,24 @@ describe('claiming the event', () => {
   it('answers 503 when the store throws at the claim, logs the error with the delivery, and runs nothing', async () => {
     const inner = memoryStore({ warn: false });
     const down = new Error('connection pool exhausted');
-    const store: Store = { ...inner, claim: () => { throw down; } };
+    const store: Store = {
+      ...inner,
+      claim: () => {
+        throw down;
+      },
+    };
     const { receiver, lines, send } = setup({ store });
     let runs = 0;
     receiver.on('payment.success', () => void (runs += 1));
     const event = createEvent('payment.success');
     expect(await send(event)).toBe('503 store-unavailable');
-    expect(lines.at(-1)).toMatchObject({ level: 'error', outcome: 'store-unavailable', reference: event.reference, dedupeKey: receiver.dedupeKey(event), err: down });
+    expect(lines.at(-1)).toMatchObject({
+      level: 'error',
+      outcome: 'store-unavailable',
+      reference: event.reference,
+      dedupeKey: receiver.dedupeKey(event),
+      err: down,
+    });
     expect(runs).toBe(0);
   });
 
@@ -99,7 +110,9 @@ describe('claiming the event', () => {
     await clock.advance(100);
     expect(await answer).toBe('503 store-unavailable');
     expect(lines.at(-1)).toMatchObject({ outcome: 'store-unavailable', reference: event.reference });
-    expect((lines.at(-1)!.err as Error).message).toBe('[@payhook/core] the store did not answer a claim within 100 ms; check that it is reachable.');
+    expect((lines.at(-1)!.err as Error).message).toBe(
+      '[@payhook/core] the store did not answer a claim within 100 ms; check that it is reachable.',
+    );
   });
 
   it('gives back a claim that lands after the 503, so the retry runs the event; one that finds the event done gives nothing back', async () => {
@@ -141,30 +154,33 @@ describe('the record check', () => {
   it.each([
     ['a handler registered with { verify: true }', false, { verify: true }],
     ['verifyBeforeHandling', true, undefined],
-  ] as const)('%s: a record that disagrees answers mismatch and gives the claim back; one that agrees runs the handler with it', async (_, verifyBeforeHandling, handlerOptions) => {
-    const status = { now: 'failed' };
-    const { receiver, lines, send } = setup({ client: client(status), verifyBeforeHandling });
-    const records: unknown[] = [];
-    receiver.on('payment.success', (_e, ctx) => void records.push(ctx.record?.status), handlerOptions);
-    const event = createEvent('payment.success');
-    const key = receiver.dedupeKey(event);
-    expect(await send(event)).toBe('200 mismatch');
-    expect(lines.at(-1)).toMatchObject({ outcome: 'mismatch', reference: event.reference, dedupeKey: key, attempt: 1 });
-    expect(String(lines.at(-1)!.err)).toMatch(/is failed, which does not agree with payment.success/);
-    expect(await receiver.store.get(key)).toMatchObject({ state: 'released' });
-    // A record the event moves further is the API behind its own webhook: 503, so the service comes back.
-    status.now = 'processing';
-    expect(await send(event)).toBe('503 verify-unavailable');
-    expect(String(lines.at(-1)!.err)).toMatch(/still says processing, behind the payment.success it sent/);
-    expect(await receiver.store.get(key)).toMatchObject({ state: 'released' });
-    status.now = 'completed';
-    expect(await send(event)).toBe('200 processed');
-    expect(records).toEqual(['completed']);
-  });
+  ] as const)(
+    '%s: a record that disagrees answers mismatch and gives the claim back; one that agrees runs the handler with it',
+    async (_, verifyBeforeHandling, handlerOptions) => {
+      const status = { now: 'failed' };
+      const { receiver, lines, send } = setup({ client: client(status), verifyBeforeHandling });
+      const records: unknown[] = [];
+      receiver.on('payment.success', (_e, ctx) => void records.push(ctx.record?.status), handlerOptions);
+      const event = createEvent('payment.success');
+      const key = receiver.dedupeKey(event);
+      expect(await send(event)).toBe('200 mismatch');
+      expect(lines.at(-1)).toMatchObject({ outcome: 'mismatch', reference: event.reference, dedupeKey: key, attempt: 1 });
+      expect(String(lines.at(-1)!.err)).toMatch(/is failed, which does not agree with payment.success/);
+      expect(await receiver.store.get(key)).toMatchObject({ state: 'released' });
+      // A record the event moves further is the API behind its own webhook: 503, so the service comes back.
+      status.now = 'processing';
+      expect(await send(event)).toBe('503 verify-unavailable');
+      expect(String(lines.at(-1)!.err)).toMatch(/still says processing, behind the payment.success it sent/);
+      expect(await receiver.store.get(key)).toMatchObject({ state: 'released' });
+      status.now = 'completed';
+      expect(await send(event)).toBe('200 processed');
+      expect(records).toEqual(['completed']);
+    },
+  );
 });
 
 describe('running the handlers and recording the outcome', () => {
-  it('writes the done record with the receiver\'s retentionMs, after a synchronous handler and an asynchronous one', async () => {
+  it("writes the done record with the receiver's retentionMs, after a synchronous handler and an asynchronous one", async () => {
     const { receiver, clock, send } = setup({ retentionMs: 60_000 });
     receiver.on('payment.success', () => {}).on('payment.failed', async () => {});
     const events = [createEvent('payment.success'), createEvent('payment.failed')];
@@ -178,8 +194,12 @@ describe('running the handlers and recording the outcome', () => {
 
   it('records NonRetriableError as done (rejected) and answers rejected; a plain throw answers 500 and gives the claim back', async () => {
     const { receiver, send } = setup();
-    receiver.on('payment.success', () => { throw new NonRetriableError('no such order'); });
-    receiver.on('payment.failed', () => { throw new Error('database down'); });
+    receiver.on('payment.success', () => {
+      throw new NonRetriableError('no such order');
+    });
+    receiver.on('payment.failed', () => {
+      throw new Error('database down');
+    });
     const [rejected, failed] = [createEvent('payment.success'), createEvent('payment.failed')];
     expect(await send(rejected)).toBe('200 rejected');
     expect(await receiver.store.get(receiver.dedupeKey(rejected))).toMatchObject({ state: 'done', outcome: 'rejected' });
@@ -235,7 +255,9 @@ describe('running the handlers and recording the outcome', () => {
     const event = createEvent('payment.success');
     expect(await send(event)).toBe('200 processed');
     for (let t = 0; t < 40_000; t += 1_000) await clock.advance(1_000);
-    expect(lines.filter((l) => l.late)).toEqual([expect.objectContaining({ outcome: 'processed', late: true, reference: event.reference })]);
+    expect(lines.filter((l) => l.late)).toEqual([
+      expect.objectContaining({ outcome: 'processed', late: true, reference: event.reference }),
+    ]);
   });
 });
 

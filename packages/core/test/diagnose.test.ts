@@ -10,7 +10,11 @@ const url = 'http://127.0.0.1/webhooks';
 /** A receiver whose log lines are kept, and a way to post raw bytes with any signature header. */
 function setup(options: Partial<ReceiverOptions> = {}) {
   const lines: { level: string; message: string; fields: DeliveryReport }[] = [];
-  const receiver = createReceiver({ secret, logger: (level, fields, message) => void lines.push({ level, message, fields: fields as DeliveryReport }), ...options });
+  const receiver = createReceiver({
+    secret,
+    logger: (level, fields, message) => void lines.push({ level, message, fields: fields as DeliveryReport }),
+    ...options,
+  });
   let runs = 0;
   receiver.on('payment.success', () => void (runs += 1));
   const post = async (body: string, signature?: string | null) => {
@@ -53,7 +57,10 @@ describe('why a signature was refused: in the log and the report, never in the a
 
   it('a malformed header: surrounding whitespace, from an adapter that passes the header untrimmed (fetch and Node trim it)', async () => {
     const lines: { fields: DeliveryReport; message: string }[] = [];
-    const receiver = createReceiver({ secret, logger: (_level, fields, message) => void lines.push({ fields: fields as DeliveryReport, message }) });
+    const receiver = createReceiver({
+      secret,
+      logger: (_level, fields, message) => void lines.push({ fields: fields as DeliveryReport, message }),
+    });
     const r = await adapterOf(receiver).process({ method: 'POST', signature: `${good} `, body });
     expect([r.status, r.body, Object.keys(r.headers)]).toEqual([401, '{"outcome":"unauthorized"}', ['content-type']]);
     expect(lines.at(-1)!.fields).toMatchObject({ reason: 'malformed', defect: 'whitespace' });
@@ -79,7 +86,9 @@ describe('why a signature was refused: in the log and the report, never in the a
     const r = await setup().post(JSON.stringify(event, null, 2), signed.headers['x-service-signature']);
     expect(r).toMatchObject(BARE_401);
     expect(r.line.fields).toMatchObject({ reason: 'mismatch', hints: ['re-serialised'] });
-    expect(r.line.message).toMatch(/not the bytes the service signed, but a re-serialised JSON of it verifies: .*give payhook the raw bytes/);
+    expect(r.line.message).toMatch(
+      /not the bytes the service signed, but a re-serialised JSON of it verifies: .*give payhook the raw bytes/,
+    );
   });
 
   it('the same, when the service sent indented JSON and a parser compacted it', async () => {
@@ -94,7 +103,9 @@ describe('why a signature was refused: in the log and the report, never in the a
     const r = await setup({ mode: 'live' }).post(sandbox, sign(sandbox, 'whsec_the_sandbox_secret'));
     expect(r).toMatchObject(BARE_401);
     expect(r.line.fields).toMatchObject({ reason: 'mismatch', hints: ['mode'] });
-    expect(r.line.message).toMatch(/the delivery is for the other environment than this receiver's secret \(mode: 'live'\): use that environment's webhook secret/);
+    expect(r.line.message).toMatch(
+      /the delivery is for the other environment than this receiver's secret \(mode: 'live'\): use that environment's webhook secret/,
+    );
   });
 
   it('a plain wrong secret: no hint it cannot back, only what to check', async () => {

@@ -42,7 +42,7 @@ describe('a copy that finds its event running', () => {
     expect(await twentyCopies({ onInProgress: 'retry' })).toEqual({ counted: { '200 processed': 1, '409 in-progress': 19 }, runs: 1 });
   });
 
-  it('answers 409 when the running delivery outlives the copy\'s budget, and 503 never', async () => {
+  it("answers 409 when the running delivery outlives the copy's budget, and 503 never", async () => {
     const { clock, receiver, answer } = setup({ budgetMs: 200 });
     receiver.on('payment.success', () => clock.sleep(5_000));
     const event = createEvent('payment.success');
@@ -70,7 +70,9 @@ describe('a copy that finds its event running', () => {
     expect(runs).toBe(2);
   });
 
-  it("refuses an onInProgress it does not know, naming both", () => {
-    expect(() => createReceiver({ secret, onInProgress: 'later' as never })).toThrow(/^\[@payhook\/core\] onInProgress must be 'wait' or 'retry'/);
+  it('refuses an onInProgress it does not know, naming both', () => {
+    expect(() => createReceiver({ secret, onInProgress: 'later' as never })).toThrow(
+      /^\[@payhook\/core\] onInProgress must be 'wait' or 'retry'/,
+    );
   });
 });

@@ -27,7 +27,15 @@ const money = fc.oneof(
   fc.constantFrom('0.00', '1500.00', '999999999.99', '1000000000.00', '15', '15.0', '15.000', '-1.00', ' 1.00', '1,00', '１.00'),
   fc.string(),
 );
-const anyValue = fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.constant(undefined), fc.boolean(), fc.array(fc.string()), fc.object());
+const anyValue = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.boolean(),
+  fc.array(fc.string()),
+  fc.object(),
+);
 const fieldValues: Record<string, fc.Arbitrary<unknown>> = {
   event: fc.oneof(fc.constantFrom('payment.success', '', 'payment.teleported'), anyValue),
   mode: fc.oneof(fc.constantFrom('live', 'sandbox', 'Live', 'test', ''), anyValue),
@@ -38,11 +46,7 @@ const fieldValues: Record<string, fc.Arbitrary<unknown>> = {
   currency: fc.oneof(fc.constantFrom('ETB', 'etb', 'ET', 'ETBB', 'E1B', '1TB', 'ET1', 'ETb', 'ET@', 'ET['), anyValue),
   status: fc.oneof(fc.constantFrom('', 'completed'), anyValue),
   paymentMethod: fc.oneof(fc.constant(''), anyValue),
-  customer: fc.oneof(
-    fc.record({ name: anyValue, email: anyValue, phone: anyValue }, { requiredKeys: [] }),
-    fc.constant([]),
-    anyValue,
-  ),
+  customer: fc.oneof(fc.record({ name: anyValue, email: anyValue, phone: anyValue }, { requiredKeys: [] }), fc.constant([]), anyValue),
   paidAt: fc.oneof(timestamp, anyValue),
   createdAt: fc.oneof(timestamp, anyValue),
   extra: anyValue,
@@ -122,7 +126,9 @@ describe('the fast path answers as zod and secure-json-parse do', () => {
       fc.property(texts, (text) => {
         let expected: boolean;
         try {
-          expected = paymentEventSchema.safeParse(secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })).success;
+          expected = paymentEventSchema.safeParse(
+            secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }),
+          ).success;
         } catch {
           expected = false;
         }
@@ -143,4 +149,3 @@ describe('the fast path answers as zod and secure-json-parse do', () => {
     expect(String((parseEvent(deep(200, '{"__proto__":{"x":1}}')) as Malformed).error)).toMatch(/deeper than 64 levels/);
   });
 });
-

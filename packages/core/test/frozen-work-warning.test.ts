@@ -16,9 +16,17 @@ async function twoSlowDeliveries(options: Partial<ReceiverOptions> = {}, waitUnt
   const clock = manualClock(0);
   const warnings: { fields: Record<string, unknown>; message: string }[] = [];
   // Warnings that carry a cause (the platform warnings), not the delivery reports (a 503 deferred is one).
-  const logger = (level: LogLevel, fields: object, message: string) => void (level === 'warn' && 'cause' in fields && warnings.push({ fields: fields as Record<string, unknown>, message }));
+  const logger = (level: LogLevel, fields: object, message: string) =>
+    void (level === 'warn' && 'cause' in fields && warnings.push({ fields: fields as Record<string, unknown>, message }));
   // The memory store's own serverless warning is silenced: only the 202's is looked at.
-  const receiver = createReceiver({ secret, store: memoryStore({ now: clock.now, warn: false }), clock, budgetMs: 100, logger, ...options }).on('payment.success', () => clock.sleep(1_000));
+  const receiver = createReceiver({
+    secret,
+    store: memoryStore({ now: clock.now, warn: false }),
+    clock,
+    budgetMs: 100,
+    logger,
+    ...options,
+  }).on('payment.success', () => clock.sleep(1_000));
   const answers: string[] = [];
   for (let i = 0; i < 2; i++) {
     const response = receiver.handle(signedRequest(createEvent('payment.success'), { secret }), waitUntil ? { waitUntil } : undefined);
@@ -36,7 +44,9 @@ describe('a 202 past the budget on a serverless platform', () => {
     expect(answers).toEqual(['202 accepted', '202 accepted']);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.fields).toEqual({ cause: 'accepted-serverless', platform: 'AWS Lambda' });
-    expect(warnings[0]!.message).toMatch(/^\[@payhook\/core\] a handler ran past budgetMs and was answered 202 on AWS Lambda with no waitUntil: .*Pass the platform's waitUntil .*or set afterBudget: 'retry'/);
+    expect(warnings[0]!.message).toMatch(
+      /^\[@payhook\/core\] a handler ran past budgetMs and was answered 202 on AWS Lambda with no waitUntil: .*Pass the platform's waitUntil .*or set afterBudget: 'retry'/,
+    );
   });
 
   it("says nothing with the platform's waitUntil, with afterBudget: 'retry', or off serverless platforms", async () => {

@@ -37,7 +37,13 @@ describe('a receiver with a handoff', () => {
     expect(await deliver()).toBe('200 queued');
     expect(await deliver()).toBe('200 duplicate');
     expect(queue.jobs).toHaveLength(1);
-    expect(queue.jobs[0]).toMatchObject({ v: 1, dedupeKey: 'sandbox:P1:payment.success', source: 'webhook', secretIndex: 0, event: { reference: 'P1' } });
+    expect(queue.jobs[0]).toMatchObject({
+      v: 1,
+      dedupeKey: 'sandbox:P1:payment.success',
+      source: 'webhook',
+      secretIndex: 0,
+      event: { reference: 'P1' },
+    });
     // The event's own key is left for the worker.
     expect(await store.get(queuedKey('sandbox:P1:payment.success'))).toMatchObject({ state: 'done' });
     expect(await store.get('sandbox:P1:payment.success')).toBeUndefined();
@@ -75,7 +81,7 @@ describe('createJobRunner', () => {
     queuedAt: 0,
   });
 
-  it('runs the handlers under the job\'s dedupe key with the receiver\'s ctx and ctx.job, once', async () => {
+  it("runs the handlers under the job's dedupe key with the receiver's ctx and ctx.job, once", async () => {
     const clock = manualClock(0);
     const runner = createJobRunner({ store: memoryStore({ now: clock.now }), clock, logger: quiet });
     const seen: HandlerContext[] = [];

@@ -24,7 +24,8 @@ function setup(ledger: NonNullable<Parameters<typeof memoryStore>[0]>['ledger'] 
   // The ledger writes after the answer: `written()` awaits the writer's idle(), which the receiver hands the platform's waitUntil.
   const { waitUntil, settled: written } = captureWaitUntil();
   const handle = (request: Request) => receiver.handle(request, { waitUntil });
-  const post = async (body: BodyInit, headers: Record<string, string> = {}) => (await handle(new Request('http://x/', { method: 'POST', body, headers }))).status;
+  const post = async (body: BodyInit, headers: Record<string, string> = {}) =>
+    (await handle(new Request('http://x/', { method: 'POST', body, headers }))).status;
   return { clock, store, ledger: store.ledger!, receiver, handle, post, logs, written };
 }
 
@@ -38,7 +39,12 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
     expect(await post(big)).toBe(401);
     await written();
     const [bigRecord, smallRecord] = (await ledger.list()) as [LedgerEntry, LedgerEntry];
-    expect(smallRecord).toMatchObject({ signature: 'invalid', outcome: 'unauthorized', event: 'payment.success', bodySha256: createHash('sha256').update(small).digest('hex') });
+    expect(smallRecord).toMatchObject({
+      signature: 'invalid',
+      outcome: 'unauthorized',
+      event: 'payment.success',
+      bodySha256: createHash('sha256').update(small).digest('hex'),
+    });
     expect(smallRecord.reference).toBe(`${'R'.repeat(127)}…`);
     expect(smallRecord.signatureHeader).toHaveLength(80);
     expect(smallRecord.body).toBeUndefined();
@@ -53,7 +59,9 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
   });
 
   it('escapes every control, C1 and bidi character, and never cuts an escape or a surrogate pair', () => {
-    expect(prefixOf('a\u007f\u0080\u009f\u061c\u200e\u200f\u2066\u2069\ufeffb')).toBe('a\\u007f\\u0080\\u009f\\u061c\\u200e\\u200f\\u2066\\u2069\\ufeffb');
+    expect(prefixOf('a\u007f\u0080\u009f\u061c\u200e\u200f\u2066\u2069\ufeffb')).toBe(
+      'a\\u007f\\u0080\\u009f\\u061c\\u200e\\u200f\\u2066\\u2069\\ufeffb',
+    );
     expect(prefixOf('\u0001'.repeat(40))).toBe('\\u0001'.repeat(10));
     expect(prefixOf(`${'a'.repeat(63)}😀`)).toBe('a'.repeat(63));
     expect(prefixOf(new Uint8Array([0xff, 0xfe, 0x41]))).toBe('\ufffd\ufffdA');
@@ -67,9 +75,11 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
     const ledger = store.ledger!;
     const receiver = createReceiver({ secret, store, logger: quiet });
     const { waitUntil, settled: written } = captureWaitUntil();
-    const post = async (body: BodyInit) => (await receiver.handle(new Request('http://x/', { method: 'POST', body }), { waitUntil })).status;
+    const post = async (body: BodyInit) =>
+      (await receiver.handle(new Request('http://x/', { method: 'POST', body }), { waitUntil })).status;
     receiver.on('payment.success', () => {});
-    for (let i = 0; i < 10; i++) await receiver.handle(signedRequest(createEvent('payment.success', { reference: `ok${i}` }), { secret }), { waitUntil });
+    for (let i = 0; i < 10; i++)
+      await receiver.handle(signedRequest(createEvent('payment.success', { reference: `ok${i}` }), { secret }), { waitUntil });
     const body = new Uint8Array(MiB).fill(0x7b);
     // Warm up: the first refusals set up what every delivery shares (the diagnosis, the writer).
     for (let i = 0; i < 20; i++) await post(body);
@@ -91,7 +101,9 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
     const after = await used();
     const [buffers, heap] = [(after.buffers - before.buffers) / flood, (after.heap - before.heap) / flood];
     const record = JSON.stringify((await ledger.list({ outcome: 'unauthorized' }))[0]).length;
-    console.info(`[ledger-memory] ${flood} refusals of 1 MiB kept: ${buffers.toFixed(0)} B of buffers and ${heap.toFixed(0)} B of heap each (heap after a full GC, noisy); a record is ${record} B as JSON`);
+    console.info(
+      `[ledger-memory] ${flood} refusals of 1 MiB kept: ${buffers.toFixed(0)} B of buffers and ${heap.toFixed(0)} B of heap each (heap after a full GC, noisy); a record is ${record} B as JSON`,
+    );
     // A body kept would be 1 MiB of buffers each.
     expect(buffers).toBeLessThan(1024);
     expect(heap).toBeLessThan(1024);
@@ -101,7 +113,9 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
     for (let i = 0; i < 100; i++) await post(body);
     await written();
     expect((await ledger.list({ outcome: 'unauthorized', limit: 1000 })).length).toBe(550);
-    expect((await ledger.list({ outcome: 'processed', limit: 1000 })).map((e) => e.reference).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `ok${i}`));
+    expect((await ledger.list({ outcome: 'processed', limit: 1000 })).map((e) => e.reference).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `ok${i}`),
+    );
   });
 
   it(`records at most ${REFUSALS_PER_MINUTE} refusals a minute, and says once a minute how many it skipped`, async () => {
@@ -118,14 +132,24 @@ describe('refusals in the ledger: metadata only, bounded on their own', () => {
     await post('{}');
     await written();
     const warns = skipped();
-    expect(warns).toEqual([expect.stringMatching(/^\[@payhook\/core\] 100 refused deliveries \(unsigned or unreadable requests\) were not recorded in the ledger in the minute from .*at most 600 a minute/)]);
+    expect(warns).toEqual([
+      expect.stringMatching(
+        /^\[@payhook\/core\] 100 refused deliveries \(unsigned or unreadable requests\) were not recorded in the ledger in the minute from .*at most 600 a minute/,
+      ),
+    ]);
     expect((await ledger.list({ outcome: 'unauthorized', limit: 1000 })).length).toBe(REFUSALS_PER_MINUTE + 1);
   });
 });
 
 describe('one bad record never sinks a batch', () => {
   const t0 = Date.now();
-  const trace = (i: number, receivedAt = t0 + i): Trace => ({ id: `${String(i).padStart(4, '0')}`, receivedAt, source: 'webhook', body: '{}', verified: true });
+  const trace = (i: number, receivedAt = t0 + i): Trace => ({
+    id: `${String(i).padStart(4, '0')}`,
+    receivedAt,
+    source: 'webhook',
+    body: '{}',
+    verified: true,
+  });
   const report = () => ({ ...reportOf('processed'), reference: 'R', event: 'payment.success' });
   const logger = () => {
     const lines: string[] = [];
@@ -141,7 +165,11 @@ describe('one bad record never sinks a batch', () => {
     const kept = await ledger.list({ limit: 100 });
     expect(kept.length).toBe(29);
     expect(kept.map((e) => e.id)).not.toContain('0007');
-    expect(lines).toEqual([expect.stringMatching(/^\[@payhook\/core\] the ledger refused 1 of 30 records written together \(\[@payhook\/core\] memoryStore: ledger record "0007" has receivedAt NaN/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^\[@payhook\/core\] the ledger refused 1 of 30 records written together \(\[@payhook\/core\] memoryStore: ledger record "0007" has receivedAt NaN/,
+      ),
+    ]);
   });
 
   it('stops after 3 refusals in a row, taking the store for down: the rest are counted lost', async () => {
@@ -150,13 +178,22 @@ describe('one bad record never sinks a batch', () => {
       calls += 1;
       throw new Error('ECONNREFUSED');
     };
-    const down: Ledger = { body: 'keep', append, update: async () => {}, get: async () => undefined, list: async () => [], remove: async () => 0 };
+    const down: Ledger = {
+      body: 'keep',
+      append,
+      update: async () => {},
+      get: async () => undefined,
+      list: async () => [],
+      remove: async () => 0,
+    };
     const { lines, log } = logger();
     const writer = createLedgerWriter(down, log as never, () => 0);
     for (let i = 0; i < 30; i++) writer.answered(trace(i), report());
     await writer.idle();
     expect(calls).toBe(1 + 3);
-    expect(lines).toEqual([expect.stringMatching(/could not record 30 deliveries; they are missing from it.*Check the store's connection/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/could not record 30 deliveries; they are missing from it.*Check the store's connection/),
+    ]);
   });
 });
 

@@ -35,7 +35,16 @@ describe('the ledger', () => {
     const all = await ledger.list();
     expect(all.map((e) => e.outcome)).toEqual(['method-not-allowed', 'unauthorized', 'duplicate', 'processed']);
     const [, bad, dup, first] = all as [LedgerEntry, LedgerEntry, LedgerEntry, LedgerEntry];
-    expect(first).toMatchObject({ source: 'webhook', reference: 'L1', event: 'payment.success', status: 200, attempt: 1, signature: 'valid', secretIndex: 0, bodyEncoding: 'utf8' });
+    expect(first).toMatchObject({
+      source: 'webhook',
+      reference: 'L1',
+      event: 'payment.success',
+      status: 200,
+      attempt: 1,
+      signature: 'valid',
+      secretIndex: 0,
+      bodyEncoding: 'utf8',
+    });
     expect(JSON.parse(first.body!)).toEqual(event);
     expect(first.signatureHeader).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(dup).toMatchObject({ outcome: 'duplicate', signature: 'valid' });
@@ -51,7 +60,14 @@ describe('the ledger', () => {
   it('names the record in the report, and adds the late outcome of a handler that outlived the budget', async () => {
     const { clock, ledger, receiver } = setup();
     const reports: { deliveryId?: string; outcome: string; late?: boolean }[] = [];
-    const logged = createReceiver({ secret, store: receiver.store, clock, budgetMs: 200, leaseMs: 1_000, logger: (_level, fields) => void reports.push(fields as never) });
+    const logged = createReceiver({
+      secret,
+      store: receiver.store,
+      clock,
+      budgetMs: 200,
+      leaseMs: 1_000,
+      logger: (_level, fields) => void reports.push(fields as never),
+    });
     logged.on('payment.success', async () => {
       await clock.sleep(500);
       throw new Error('the warehouse is down');
@@ -61,10 +77,20 @@ describe('the ledger', () => {
     expect((await answer).status).toBe(202);
     await clock.advance(300);
     // The late outcome is an update of the record, written after it.
-    const entry = await until(async () => (await ledger.list({ reference: 'L2' })).find((e) => e.late), { what: "L2's late outcome in the ledger" });
-    expect(entry).toMatchObject({ outcome: 'accepted', status: 202, late: { outcome: 'failed', error: 'the warehouse is down' }, deadLetter: { reason: 'late-failed' } });
+    const entry = await until(async () => (await ledger.list({ reference: 'L2' })).find((e) => e.late), {
+      what: "L2's late outcome in the ledger",
+    });
+    expect(entry).toMatchObject({
+      outcome: 'accepted',
+      status: 202,
+      late: { outcome: 'failed', error: 'the warehouse is down' },
+      deadLetter: { reason: 'late-failed' },
+    });
     expect(entry!.late!.durationMs).toBe(500);
-    expect(reports.filter((r) => r.deliveryId === entry!.id).map((r) => `${r.outcome}${r.late ? ' late' : ''}`)).toEqual(['accepted', 'failed late']);
+    expect(reports.filter((r) => r.deliveryId === entry!.id).map((r) => `${r.outcome}${r.late ? ' late' : ''}`)).toEqual([
+      'accepted',
+      'failed late',
+    ]);
     expect((await ledger.list({ outcome: 'failed' })).map((e) => e.id)).toEqual([entry!.id]);
   });
 
@@ -85,7 +111,13 @@ describe('the ledger', () => {
     fixed = true;
     const forced = await receiver.replay(dead!.id, { force: true });
     expect(forced.outcome).toBe('processed');
-    expect(await ledger.get(forced.deliveryId!)).toMatchObject({ source: 'replay', replayOf: dead!.id, forced: true, signature: 'valid', outcome: 'processed' });
+    expect(await ledger.get(forced.deliveryId!)).toMatchObject({
+      source: 'replay',
+      replayOf: dead!.id,
+      forced: true,
+      signature: 'valid',
+      outcome: 'processed',
+    });
     expect(ran).toEqual(['webhook:false', 'replay:true']);
     await expect(receiver.replay('nope')).rejects.toThrow(/no delivery "nope" in the ledger/);
   });
@@ -99,7 +131,8 @@ describe('the ledger', () => {
       if (!fixed) throw e.reference === 'late' ? new Error('down') : new NonRetriableError('no such order');
       ran.set(e.reference, (ran.get(e.reference) ?? 0) + 1);
     });
-    for (const reference of ['D1', 'D2']) expect(await send(signedRequest(createEvent('payment.success', { reference }), { secret }))).toBe('200 rejected');
+    for (const reference of ['D1', 'D2'])
+      expect(await send(signedRequest(createEvent('payment.success', { reference }), { secret }))).toBe('200 rejected');
     const late = send(signedRequest(createEvent('payment.success', { reference: 'late' }), { secret }));
     await clock.advance(300);
     expect(await late).toBe('202 accepted');
@@ -162,7 +195,9 @@ describe('the ledger', () => {
     // Its JSON is only what the ledger holds: a replay reads the event from the service (test/ledger/replay-trust.test.ts).
     const [retry] = await retryDeadLetters(receiver);
     expect(retry).toMatchObject({ forced: false, closed: false, report: { outcome: 'verify-unavailable', source: 'replay' } });
-    expect((retry!.report.error as Error).message).toMatch(/^\[@payhook\/core\] delivery \S+ was not replayed: .*no client\. Configure one/);
+    expect((retry!.report.error as Error).message).toMatch(
+      /^\[@payhook\/core\] delivery \S+ was not replayed: .*no client\. Configure one/,
+    );
     expect(runs).toBe(0);
     expect(await ledger.list({ deadLetters: 'open' })).toHaveLength(1);
   });
@@ -178,7 +213,11 @@ describe('the ledger', () => {
       remove: async () => 0,
     };
     const store = { ...memoryStore(), ledger: broken };
-    const receiver = createReceiver({ secret, store, logger: { info() {}, warn() {}, error: (_f: unknown, m: string) => void errors.push(m) } }).on('payment.success', () => {});
+    const receiver = createReceiver({
+      secret,
+      store,
+      logger: { info() {}, warn() {}, error: (_f: unknown, m: string) => void errors.push(m) },
+    }).on('payment.success', () => {});
     const r = await receiver.handle(signedRequest(createEvent('payment.success'), { secret }));
     expect(r.status).toBe(200);
     await until(() => errors.length > 0, { what: "the writer's error line" });

@@ -31,16 +31,32 @@ const PINO_LEVELS: Record<number, LogLevel> = { 20: 'debug', 30: 'info', 40: 'wa
 /** Each kind of logger, made as its own docs show, and a way to read back what it wrote. */
 const LOGGERS: Record<string, () => { logger: LoggerOption; lines: Line[]; flush?: () => Promise<void> }> = {
   pino() {
-    const { lines, stream } = jsonLines(({ level, msg, ...fields }) => ({ level: PINO_LEVELS[level as number]!, message: String(msg), fields }));
+    const { lines, stream } = jsonLines(({ level, msg, ...fields }) => ({
+      level: PINO_LEVELS[level as number]!,
+      message: String(msg),
+      fields,
+    }));
     return { logger: pino({ level: 'debug' }, stream), lines };
   },
   'a pino child logger'() {
-    const { lines, stream } = jsonLines(({ level, msg, ...fields }) => ({ level: PINO_LEVELS[level as number]!, message: String(msg), fields }));
+    const { lines, stream } = jsonLines(({ level, msg, ...fields }) => ({
+      level: PINO_LEVELS[level as number]!,
+      message: String(msg),
+      fields,
+    }));
     return { logger: pino({ level: 'debug' }, stream).child({ component: 'webhooks' }), lines };
   },
   winston() {
-    const { lines, stream } = jsonLines(({ level, message, ...fields }) => ({ level: level as LogLevel, message: String(message), fields }));
-    const logger = winston.createLogger({ level: 'debug', format: winston.format.json(), transports: [new winston.transports.Stream({ stream })] });
+    const { lines, stream } = jsonLines(({ level, message, ...fields }) => ({
+      level: level as LogLevel,
+      message: String(message),
+      fields,
+    }));
+    const logger = winston.createLogger({
+      level: 'debug',
+      format: winston.format.json(),
+      transports: [new winston.transports.Stream({ stream })],
+    });
     return { logger, lines, flush: () => new Promise((resolve) => setImmediate(resolve)) };
   },
   console() {
@@ -66,7 +82,10 @@ describe.each(Object.keys(LOGGERS))('logging through %s', (kind) => {
     const answers = await everyOutcome(logger);
     await flush?.();
     const reports = lines.filter((l) => 'outcome' in l.fields);
-    const expected: [DeliveryOutcome, boolean][] = [...answers.map((a) => [a.expected, false] as [DeliveryOutcome, boolean]), ...LATE_OUTCOMES.map((o) => [o, true] as [DeliveryOutcome, boolean])];
+    const expected: [DeliveryOutcome, boolean][] = [
+      ...answers.map((a) => [a.expected, false] as [DeliveryOutcome, boolean]),
+      ...LATE_OUTCOMES.map((o) => [o, true] as [DeliveryOutcome, boolean]),
+    ];
     expect(reports.map((l) => [l.fields.outcome, l.fields.late === true]).sort()).toEqual(expected.sort());
     for (const line of reports) {
       const outcome = line.fields.outcome as DeliveryOutcome;
@@ -84,7 +103,8 @@ describe.each(Object.keys(LOGGERS))('logging through %s', (kind) => {
     // A healthy delivery logs nothing above info.
     expect(['processed', 'duplicate', 'ignored', 'in-progress', 'accepted'].map((o) => LEVEL[o as DeliveryOutcome])).not.toContain('warn');
     if (kind === 'a pino child logger') expect(fields('processed')).toMatchObject({ component: 'webhooks' });
-    if (kind.startsWith('pino') || kind.startsWith('a pino')) expect(fields('failed').err).toMatchObject({ type: 'Error', message: 'the warehouse is unreachable' });
+    if (kind.startsWith('pino') || kind.startsWith('a pino'))
+      expect(fields('failed').err).toMatchObject({ type: 'Error', message: 'the warehouse is unreachable' });
   });
 });
 

@@ -69,7 +69,9 @@ describe('a handler that blocks the event loop', () => {
       lateAnswers: 7,
       stretchMs: 30_000,
     });
-    expect(warnings[0]!.message).toMatch(/^\[@payhook\/core\] renderInvoices \(payment\.success: 10 runs, up to 3000 ms each\).*7 answers.*worker thread/);
+    expect(warnings[0]!.message).toMatch(
+      /^\[@payhook\/core\] renderInvoices \(payment\.success: 10 runs, up to 3000 ms each\).*7 answers.*worker thread/,
+    );
   });
 
   it("puts the evidence on each late delivery's own line at once, though the loop never gets a turn", async () => {
@@ -80,7 +82,9 @@ describe('a handler that blocks the event loop', () => {
     // The first three answered within 10 s, at info with no evidence; the seven after it at warn, each saying why.
     expect(lines.map((l) => l.level)).toEqual([...Array(3).fill('info'), ...Array(7).fill('warn')]);
     expect(lines.slice(0, 3).map((l) => l.report.loopBlocked)).toEqual([undefined, undefined, undefined]);
-    expect(lines.slice(3).map((l) => l.report.loopBlocked)).toEqual([12, 15, 18, 21, 24, 27, 30].map((s) => ({ sinceMs: s * 1_000, by: ['renderInvoices'] })));
+    expect(lines.slice(3).map((l) => l.report.loopBlocked)).toEqual(
+      [12, 15, 18, 21, 24, 27, 30].map((s) => ({ sinceMs: s * 1_000, by: ['renderInvoices'] })),
+    );
     expect(lines[3]!.message).toBe(
       "[@payhook/core] delivery processed (200), answered 12 s after renderInvoices began blocking the event loop, past the service's 10 s: it may have given up and will retry. Move CPU-bound work to a worker thread, or hand the event to a queue",
     );

@@ -12,7 +12,8 @@ const secret = 'whsec_memory_store_warning';
 /** A logger that keeps every line, as a function logger gets it. */
 function recorder() {
   const lines: { level: LogLevel; fields: Record<string, unknown>; message: string }[] = [];
-  const logger = (level: LogLevel, fields: object, message: string) => void lines.push({ level, fields: fields as Record<string, unknown>, message });
+  const logger = (level: LogLevel, fields: object, message: string) =>
+    void lines.push({ level, fields: fields as Record<string, unknown>, message });
   return { logger, lines, warnings: () => lines.filter((l) => l.level === 'warn') };
 }
 
@@ -38,7 +39,7 @@ describe('the memory store on a serverless platform', () => {
     ['K_SERVICE', 'Google Cloud Run'],
     ['AWS_LAMBDA_FUNCTION_NAME', 'AWS Lambda'],
   ];
-  it.each(PLATFORMS)('%s set: one warning through the receiver\'s logger, naming %s and the shared stores', (name, platform) => {
+  it.each(PLATFORMS)("%s set: one warning through the receiver's logger, naming %s and the shared stores", (name, platform) => {
     vi.stubEnv(name, '1');
     const first = recorder();
     createReceiver({ secret, logger: first.logger });
@@ -92,7 +93,7 @@ describe('the memory store on a serverless platform', () => {
     expect(log.warnings().map((l) => l.fields)).toEqual([{ cause: 'serverless', platform: 'Vercel' }]);
   });
 
-  it('a store of your own (here one built from a memory store\'s methods) is not warned of', () => {
+  it("a store of your own (here one built from a memory store's methods) is not warned of", () => {
     vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'webhooks');
     const log = recorder();
     createReceiver({ secret, logger: log.logger, store: { ...memoryStore() } });
@@ -131,7 +132,9 @@ describe('the memory store with several copies of core in one process', () => {
     expect(first.warnings()).toEqual([]);
     expect(second.warnings().map((l) => l.fields)).toEqual([{ cause: 'several-copies', copies: 2 }]);
     const { message } = second.warnings()[0]!;
-    expect(message).toMatch(/^\[@payhook\/core\] the memory store cannot deduplicate here: @payhook\/core is loaded 2 times in this process/);
+    expect(message).toMatch(
+      /^\[@payhook\/core\] the memory store cannot deduplicate here: @payhook\/core is loaded 2 times in this process/,
+    );
     expect(message).toContain('App Router and Pages Router');
     expect(message).toContain('next dev');
     expect(message).toContain('redisStore from @payhook/store-redis or postgresStore from @payhook/store-postgres');
@@ -156,7 +159,7 @@ describe('the memory store with several copies of core in one process', () => {
     expect(log.warnings()).toEqual([]);
   });
 
-  it("receivers are compared with receivers, workers with workers: a worker of another copy beside a receiver is not warned of", async () => {
+  it('receivers are compared with receivers, workers with workers: a worker of another copy beside a receiver is not warned of', async () => {
     const log = recorder();
     createReceiver({ secret, logger: log.logger });
     const { core, queue } = await anotherCopy();

@@ -38,7 +38,9 @@ function sendChunked(port: number, chunks: Buffer[], headers: Record<string, str
       res.resume();
       resolve(res.statusCode!);
     });
-    req.on('error', (e) => ((e as NodeJS.ErrnoException).code === 'EPIPE' || (e as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(e)));
+    req.on('error', (e) =>
+      (e as NodeJS.ErrnoException).code === 'EPIPE' || (e as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(e),
+    );
     let i = 0;
     const next = () => {
       if (i === chunks.length) return req.end();
@@ -66,7 +68,10 @@ describe('the Node bridge', () => {
     const { receiver, runs } = setup();
     const { server } = await serve(toNodeListener(receiver));
     const { body } = signedBody(createEvent('payment.success'), { secret });
-    const bad = await request(server).post('/webhooks').set('x-service-signature', 'sha256=' + 'a'.repeat(64)).send(body);
+    const bad = await request(server)
+      .post('/webhooks')
+      .set('x-service-signature', 'sha256=' + 'a'.repeat(64))
+      .send(body);
     expect(bad.status).toBe(401);
     const get = await request(server).get('/webhooks');
     expect(get.status).toBe(405);
@@ -152,14 +157,19 @@ describe('a body that never ends', () => {
   it('is answered 408 with Connection: close at bodyTimeoutMs on the receiver clock, and the handler never runs', async () => {
     const clock = manualClock(0);
     const runs: string[] = [];
-    const receiver = createReceiver({ secret, clock, bodyTimeoutMs: 5_000, logger: { warn() {}, error() {} } }).onAny((e) => void runs.push(e.reference));
+    const receiver = createReceiver({ secret, clock, bodyTimeoutMs: 5_000, logger: { warn() {}, error() {} } }).onAny(
+      (e) => void runs.push(e.reference),
+    );
     const { port } = await serve(toNodeListener(receiver));
     const timers = clock.pending();
     const answer = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve({ status: res.statusCode!, connection: res.headers.connection });
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/webhooks', headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          resolve({ status: res.statusCode!, connection: res.headers.connection });
+        },
+      );
       req.on('error', reject);
       req.write('{'); // and nothing more
     });

@@ -58,7 +58,12 @@ describe('createReceiver refuses an option it cannot honour, with the error clas
     ['leaseMs -1', { leaseMs: -1 }, RangeError, positiveLease],
     ['leaseMs Infinity', { leaseMs: Infinity }, RangeError, positiveLease],
     ['leaseMs NaN', { leaseMs: Number.NaN }, RangeError, positiveLease],
-    ['leaseMs equal to budgetMs', { leaseMs: 8_000 }, RangeError, /^\[@payhook\/core\] leaseMs \(8000\) must be longer than budgetMs \(8000\)/],
+    [
+      'leaseMs equal to budgetMs',
+      { leaseMs: 8_000 },
+      RangeError,
+      /^\[@payhook\/core\] leaseMs \(8000\) must be longer than budgetMs \(8000\)/,
+    ],
     ['maxBodyBytes 0', { maxBodyBytes: 0 }, RangeError, /^\[@payhook\/core\] maxBodyBytes must be a positive whole number/],
     ['maxBodyBytes 1.5', { maxBodyBytes: 1.5 }, RangeError, /^\[@payhook\/core\] maxBodyBytes must be a positive whole number/],
     ['a secret list with an empty one', { secret: ['ok', ''] }, TypeError, secretList],
@@ -66,7 +71,12 @@ describe('createReceiver refuses an option it cannot honour, with the error clas
     ['afterBudget later', { afterBudget: 'later' as never }, TypeError, /^\[@payhook\/core\] afterBudget must be 'accept' or 'retry'/],
     ['onInProgress later', { onInProgress: 'later' as never }, TypeError, /^\[@payhook\/core\] onInProgress must be 'wait' or 'retry'/],
     ['ordering sideways', { ordering: 'sideways' as never }, TypeError, /^\[@payhook\/core\] ordering must be 'hold' or 'fetch'/],
-    ["ordering 'fetch' without a client", { ordering: 'fetch' }, TypeError, /^\[@payhook\/core\] ordering: 'fetch' asks the service for the record/],
+    [
+      "ordering 'fetch' without a client",
+      { ordering: 'fetch' },
+      TypeError,
+      /^\[@payhook\/core\] ordering: 'fetch' asks the service for the record/,
+    ],
     ['mode production', { mode: 'production' as never }, TypeError, /^\[@payhook\/core\] mode must be 'live' or 'sandbox'/],
     ['signatureHeader with a space', { signatureHeader: 'X Epay-Signature' }, TypeError, headerName],
     ['signatureHeader with a colon inside', { signatureHeader: 'X-Epay:Signature' }, TypeError, headerName],
@@ -74,8 +84,18 @@ describe('createReceiver refuses an option it cannot honour, with the error clas
     ['signatureHeader empty', { signatureHeader: '' }, TypeError, headerName],
     ['signatureHeader a number', { signatureHeader: 5 as never }, TypeError, headerName],
     ['a handoff without enqueue', { handoff: {} as Handoff }, TypeError, /^\[@payhook\/core\] handoff must be a queue/],
-    ['a handoff with verifyBeforeHandling', { handoff: queue, client, verifyBeforeHandling: true }, TypeError, /^\[@payhook\/core\] verifyBeforeHandling runs where the handlers run/],
-    ['verifyBeforeHandling without a client', { verifyBeforeHandling: true }, TypeError, /^\[@payhook\/core\] a handler asked for \{ verify: true \}, but the receiver has no client/],
+    [
+      'a handoff with verifyBeforeHandling',
+      { handoff: queue, client, verifyBeforeHandling: true },
+      TypeError,
+      /^\[@payhook\/core\] verifyBeforeHandling runs where the handlers run/,
+    ],
+    [
+      'verifyBeforeHandling without a client',
+      { verifyBeforeHandling: true },
+      TypeError,
+      /^\[@payhook\/core\] a handler asked for \{ verify: true \}, but the receiver has no client/,
+    ],
   ] as [string, Partial<ReceiverOptions>, ErrorConstructor, RegExp][])('%s', (_, options, kind, message) => {
     const error = thrown(options);
     expect(error).toBeInstanceOf(kind);
@@ -151,7 +171,10 @@ describe('the signature header', () => {
     expect(reports[0]!.signatureHeaderSeen).toBe(seen);
     // The fix named: the receiver's header for a default receiver; the sender for an ePay receiver, which is right.
     if (seen === 'x-epay-signature') expect(messages[0]).toMatch(/set the receiver's signatureHeader to 'x-epay-signature'/);
-    if (seen === 'x-service-signature') expect(messages[0]).toMatch(/keep the receiver as it is and fix the sender: start the reference service with --signature-header X-Epay-Signature/);
+    if (seen === 'x-service-signature')
+      expect(messages[0]).toMatch(
+        /keep the receiver as it is and fix the sender: start the reference service with --signature-header X-Epay-Signature/,
+      );
   });
 });
 

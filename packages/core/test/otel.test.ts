@@ -37,13 +37,18 @@ function sdk() {
 async function run(options: Partial<ReceiverOptions>) {
   // An epoch time, as the real clock gives: the SDK reads a number below performance.now() as a performance timestamp.
   const clock = manualClock(Date.UTC(2026, 10, 25));
-  const receiver = createReceiver({ secret, clock, budgetMs: 200, store: memoryStore({ now: clock.now }), logger: {}, onInProgress: 'retry', ...options }).on(
-    'payment.success',
-    async (event) => {
-      if (event.merchantReference === 'fail') throw new TypeError('the warehouse is unreachable');
-      if (event.merchantReference === 'slow') await clock.sleep(500);
-    },
-  );
+  const receiver = createReceiver({
+    secret,
+    clock,
+    budgetMs: 200,
+    store: memoryStore({ now: clock.now }),
+    logger: {},
+    onInProgress: 'retry',
+    ...options,
+  }).on('payment.success', async (event) => {
+    if (event.merchantReference === 'fail') throw new TypeError('the warehouse is unreachable');
+    if (event.merchantReference === 'slow') await clock.sleep(500);
+  });
   const deliver = (event: object, key = secret) => receiver.handle(signedRequest(event, { secret: key }));
   const once = createEvent('payment.success');
   const statuses = [(await deliver(once)).status, (await deliver(once)).status, (await deliver(once)).status];
@@ -66,13 +71,17 @@ afterEach(() => {
 describe('openTelemetry(): spans and metrics through the SDK', () => {
   it('one span per delivery with its attributes; the 202 keeps its span open until its late outcome, recorded on it', async () => {
     const otel = sdk();
-    const { statuses, slow } = await run({ telemetry: openTelemetry({ tracer: otel.tracerProvider.getTracer('t'), meter: otel.meterProvider.getMeter('m') }) });
+    const { statuses, slow } = await run({
+      telemetry: openTelemetry({ tracer: otel.tracerProvider.getTracer('t'), meter: otel.meterProvider.getMeter('m') }),
+    });
     expect(statuses).toEqual([200, 200, 200, 500, 202, 409, 401]);
     const spans = otel.spans.getFinishedSpans();
     expect(spans).toHaveLength(8);
     expect(new Set(spans.map((s) => s.name))).toEqual(new Set(['payhook.delivery']));
     const outcomes = spans.map((s) => s.attributes['payhook.outcome']);
-    expect(outcomes.sort()).toEqual(['accepted', 'duplicate', 'duplicate', 'failed', 'in-progress', 'processed', 'processed', 'unauthorized'].sort());
+    expect(outcomes.sort()).toEqual(
+      ['accepted', 'duplicate', 'duplicate', 'failed', 'in-progress', 'processed', 'processed', 'unauthorized'].sort(),
+    );
 
     const first = spans.find((s) => s.attributes['payhook.outcome'] === 'processed' && s.attributes['payhook.source'] === 'webhook')!;
     expect(first.attributes).toMatchObject({
@@ -93,7 +102,11 @@ describe('openTelemetry(): spans and metrics through the SDK', () => {
     expect(failed.events.map((e) => e.name)).toEqual(['payhook.answered', 'exception']);
 
     const late = spans.find((s) => s.attributes['payhook.outcome'] === 'accepted')!;
-    expect(late.attributes).toMatchObject({ 'payhook.reference': slow.reference, 'payhook.late': true, 'payhook.late_outcome': 'processed' });
+    expect(late.attributes).toMatchObject({
+      'payhook.reference': slow.reference,
+      'payhook.late': true,
+      'payhook.late_outcome': 'processed',
+    });
     // Times on the receiver's clock, from the delivery's arrival.
     const ms = (t: [number, number]) => Math.round(t[0] * 1000 + t[1] / 1e6 - (late.startTime[0] * 1000 + late.startTime[1] / 1e6));
     expect(late.events.map((e) => [e.name, ms(e.time)])).toEqual([
@@ -106,10 +119,14 @@ describe('openTelemetry(): spans and metrics through the SDK', () => {
 
   it('counts deliveries by outcome, duplicates, late outcomes and reconcile recoveries, and times answers and handlers', async () => {
     const otel = sdk();
-    const { recovered } = await run({ telemetry: openTelemetry({ tracer: otel.tracerProvider.getTracer('t'), meter: otel.meterProvider.getMeter('m') }) });
+    const { recovered } = await run({
+      telemetry: openTelemetry({ tracer: otel.tracerProvider.getTracer('t'), meter: otel.meterProvider.getMeter('m') }),
+    });
     expect(recovered.outcome).toBe('processed');
     const points = await otel.read();
-    const byOutcome = Object.fromEntries(points.get('payhook.deliveries')!.map(([a, v]) => [`${String(a['payhook.outcome'])}/${String(a['payhook.source'])}`, v]));
+    const byOutcome = Object.fromEntries(
+      points.get('payhook.deliveries')!.map(([a, v]) => [`${String(a['payhook.outcome'])}/${String(a['payhook.source'])}`, v]),
+    );
     expect(byOutcome).toEqual({
       'processed/webhook': 1,
       'duplicate/webhook': 2,
@@ -119,7 +136,15 @@ describe('openTelemetry(): spans and metrics through the SDK', () => {
       'unauthorized/webhook': 1,
       'processed/reconcile': 1,
     });
-    expect(points.get('payhook.duplicates')!.map(([a, v]) => [a['payhook.dedupe.result'], v]).sort()).toEqual([['done', 2], ['running', 1]]);
+    expect(
+      points
+        .get('payhook.duplicates')!
+        .map(([a, v]) => [a['payhook.dedupe.result'], v])
+        .sort(),
+    ).toEqual([
+      ['done', 2],
+      ['running', 1],
+    ]);
     expect(points.get('payhook.late_outcomes')).toEqual([[{ 'payhook.outcome': 'processed' }, 1]]);
     expect(points.get('payhook.reconcile.recovered')).toEqual([[{ 'payhook.outcome': 'processed' }, 1]]);
     const answered = points.get('payhook.answer.duration')!.reduce((n, [, count]) => n + count, 0);
@@ -143,7 +168,13 @@ describe('openTelemetry(): spans and metrics through the SDK', () => {
   });
 
   it('a telemetry that throws changes no answer', async () => {
-    const { statuses } = await run({ telemetry: { record: () => { throw new Error('exporter down'); } } });
+    const { statuses } = await run({
+      telemetry: {
+        record: () => {
+          throw new Error('exporter down');
+        },
+      },
+    });
     expect(statuses).toEqual([200, 200, 200, 500, 202, 409, 401]);
   });
 });

@@ -46,18 +46,26 @@ describe('the one outcome table', () => {
   it('is the only list of outcome names in core: every other is derived from it', () => {
     const files = sources().filter((f) => f !== 'outcomes.ts');
     expect(files.length).toBeGreaterThan(50);
-    const found = Object.fromEntries(files.map((f) => [f, outcomeLists(readFileSync(join(SRC, f), 'utf8'))] as const).filter(([, hits]) => hits.length > 0));
+    const found = Object.fromEntries(
+      files.map((f) => [f, outcomeLists(readFileSync(join(SRC, f), 'utf8'))] as const).filter(([, hits]) => hits.length > 0),
+    );
     expect(found).toEqual({});
   });
 
   it('finds a list written out, in one line or as a table', () => {
     expect(outcomeLists("const RAN = new Set(['processed', 'queued', 'duplicate']);")).toHaveLength(1);
     expect(outcomeLists("const ran = o === 'processed' || o === 'queued' || o === 'rejected';")).toHaveLength(1);
-    expect(outcomeLists("const LEVEL = {\n  processed: 'info',\n  // copies\n  queued: 'info',\n  'in-progress': 'info',\n};")).toHaveLength(1);
+    expect(
+      outcomeLists("const LEVEL = {\n  processed: 'info',\n  // copies\n  queued: 'info',\n  'in-progress': 'info',\n};"),
+    ).toHaveLength(1);
     expect(outcomeLists("switch (o) {\n  case 'processed':\n  case 'duplicate':\n  case 'ignored':\n    return 1;\n}")).toHaveLength(1);
     expect(outcomeLists("type O =\n  | 'processed' // 200\n  | 'queued' // 200\n  | 'held'; // 409")).toHaveLength(1);
     expect(outcomeLists("const S = [\n  'pending',\n  'failed',\n  'cancelled',\n];")).toEqual([]);
-    expect(outcomeLists("if (p === 'too-large') return reportOf('too-large');\nif (p === 'too-slow') return reportOf('too-slow');\nreturn reportOf('malformed');")).toEqual([]);
+    expect(
+      outcomeLists(
+        "if (p === 'too-large') return reportOf('too-large');\nif (p === 'too-slow') return reportOf('too-slow');\nreturn reportOf('malformed');",
+      ),
+    ).toEqual([]);
   });
 
   it('derives the hot-path lookups as plain objects over every outcome', () => {
@@ -85,7 +93,9 @@ describe('the one outcome table', () => {
   });
 
   it('names the dead letters: rejected always, a failure only where no service retry follows', () => {
-    const reasons = NAMES.flatMap((o) => (['answer', 'reconcile', 'late'] as const).map((w) => deadLetterReason(o, w)).filter((r) => r !== undefined));
+    const reasons = NAMES.flatMap((o) =>
+      (['answer', 'reconcile', 'late'] as const).map((w) => deadLetterReason(o, w)).filter((r) => r !== undefined),
+    );
     expect(reasons.sort()).toEqual(['late-failed', 'reconcile-failed', 'rejected', 'rejected', 'rejected']);
     expect(deadLetterReason('failed', 'answer')).toBeUndefined();
   });

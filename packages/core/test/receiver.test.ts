@@ -117,9 +117,7 @@ describe('the receiver pipeline', () => {
   it('answers 401 to a valid signature over a re-serialised body', async () => {
     const { receiver, runs } = setup();
     const original = JSON.stringify(createEvent('payment.success'), null, 2);
-    const res = await receiver.handle(
-      post(JSON.stringify(JSON.parse(original)), { 'x-service-signature': sign(original, secret) }),
-    );
+    const res = await receiver.handle(post(JSON.stringify(JSON.parse(original)), { 'x-service-signature': sign(original, secret) }));
     expect(res.status).toBe(401);
     expect(runs).toHaveLength(0);
   });
@@ -130,7 +128,10 @@ describe('the receiver pipeline', () => {
     ['a wrong amount format', JSON.stringify({ ...createEvent('payment.success'), amount: '15' })],
     ['a __proto__ key', JSON.stringify(createEvent('payment.success')).replace('{', '{"__proto__":{"polluted":1},')],
     ['an escaped __proto__ key', JSON.stringify(createEvent('payment.success')).replace('{', '{"\\u005f_proto__":{"polluted":1},')],
-    ['a constructor.prototype key', JSON.stringify(createEvent('payment.success')).replace('{', '{"constructor":{"prototype":{"polluted":1}},')],
+    [
+      'a constructor.prototype key',
+      JSON.stringify(createEvent('payment.success')).replace('{', '{"constructor":{"prototype":{"polluted":1}},'),
+    ],
     ['an array', '[1,2,3]'],
   ])('answers 400 to %s with a valid signature', async (_, body) => {
     const { receiver, runs } = setup();
@@ -200,7 +201,9 @@ describe('the receiver pipeline', () => {
       start: (c) => c.enqueue(new Uint8Array([0x7b])),
       cancel: () => void (cancelled = true),
     });
-    const answer = watch(receiver.handle(new Request('http://127.0.0.1/webhooks', { method: 'POST', body, duplex: 'half' } as RequestInit)));
+    const answer = watch(
+      receiver.handle(new Request('http://127.0.0.1/webhooks', { method: 'POST', body, duplex: 'half' } as RequestInit)),
+    );
     await clock.advance(999);
     expect(answer.settled).toBe(false);
     await clock.advance(1);
@@ -213,7 +216,10 @@ describe('the receiver pipeline', () => {
 
   /** A signed event with an extra field holding `levels` nested arrays: the event is level 1. */
   const nested = (levels: number, prefix = '') => {
-    const json = JSON.stringify({ ...createEvent('payment.success'), extra: 0 }).replace('"extra":0', `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`);
+    const json = JSON.stringify({ ...createEvent('payment.success'), extra: 0 }).replace(
+      '"extra":0',
+      `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`,
+    );
     return prefix + json;
   };
 
@@ -379,7 +385,10 @@ describe('the receiver pipeline', () => {
     const { receiver } = setup();
     const runs: string[] = [];
     receiver.on('payment.success', (e) => void runs.push(e.reference));
-    for (const [bytes, status] of [[1024 * 1024, 200], [1024 * 1024 + 1, 413]] as const) {
+    for (const [bytes, status] of [
+      [1024 * 1024, 200],
+      [1024 * 1024 + 1, 413],
+    ] as const) {
       const event = createEvent('payment.success');
       const json = JSON.stringify(event);
       // JSON allows the padding after the value.

@@ -34,4 +34,3 @@ describe('reconciler.start', () => {
     expect(lines[0]!.fields.err).toBeInstanceOf(Error);
   });
 });
-

@@ -88,7 +88,11 @@ describe('verifySignature', () => {
 
   it('names the first secret that matches, among many or repeated ones, sync and async', async () => {
     const nine = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', secret];
-    for (const [secrets, secretIndex] of [[nine, 8], [[secret, secret], 0], [['', secret], 1]] as const) {
+    for (const [secrets, secretIndex] of [
+      [nine, 8],
+      [[secret, secret], 0],
+      [['', secret], 1],
+    ] as const) {
       expect(verifySignature(body, good, secrets)).toEqual({ ok: true, secretIndex });
       expect(await verifySignatureAsync(body, good, secrets)).toEqual({ ok: true, secretIndex });
     }

@@ -4,7 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedBody } from '@payhook/testing';
-import { createReceiver, sign, signAsync, verifySignature, verifySignatureAsync, type DeliveryReport, type ReceiverOptions } from '../src/index.js';
+import {
+  createReceiver,
+  sign,
+  signAsync,
+  verifySignature,
+  verifySignatureAsync,
+  type DeliveryReport,
+  type ReceiverOptions,
+} from '../src/index.js';
 import { toNodeListener } from '../src/node.js';
 import { createDiagnosis, HINTS_PER_MINUTE } from '../src/pipeline/diagnose.js';
 import { REFUSALS_PER_MINUTE } from '../src/per-minute.js';
@@ -21,7 +29,11 @@ const NESTED_OBJECTS = `${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}`;
 
 function logged(options: Partial<ReceiverOptions> = {}) {
   const lines: { level: string; fields: DeliveryReport; message: string }[] = [];
-  const receiver = createReceiver({ secret, logger: (level, fields, message) => void lines.push({ level, fields: fields as DeliveryReport, message }), ...options });
+  const receiver = createReceiver({
+    secret,
+    logger: (level, fields, message) => void lines.push({ level, fields: fields as DeliveryReport, message }),
+    ...options,
+  });
   let runs = 0;
   receiver.onAny(() => void (runs += 1));
   return { receiver, lines, runs: () => runs };
@@ -81,7 +93,9 @@ describe('the diagnosis of refused signatures', () => {
     const clock = manualClock();
     const { receiver, lines } = logged({ clock });
     const post = async () => {
-      const res = await receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body: pretty, headers: { 'x-service-signature': signature } }));
+      const res = await receiver.handle(
+        new Request('http://127.0.0.1/', { method: 'POST', body: pretty, headers: { 'x-service-signature': signature } }),
+      );
       expect([res.status, await res.text()]).toEqual([401, '{"outcome":"unauthorized"}']);
       return lines.at(-1)!.fields.hints;
     };
@@ -107,7 +121,9 @@ describe('the diagnosis of refused signatures', () => {
   it('keeps the cheap facts past its budget: a padded secret is named on every refusal', async () => {
     const { receiver, lines } = logged({ secret: `${secret}\n` });
     for (let i = 0; i < HINTS_PER_MINUTE + 2; i++) {
-      await receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body: pretty, headers: { 'x-service-signature': WELL_FORMED } }));
+      await receiver.handle(
+        new Request('http://127.0.0.1/', { method: 'POST', body: pretty, headers: { 'x-service-signature': WELL_FORMED } }),
+      );
       expect(lines.at(-1)!.fields.hints).toContain('secret-whitespace');
     }
   });
@@ -117,15 +133,22 @@ describe('the log of refused deliveries', () => {
   it(`logs at most ${REFUSALS_PER_MINUTE} refusals a minute, says once how many it did not, and still logs every accepted delivery`, async () => {
     const clock = manualClock();
     const { receiver, lines } = logged({ clock });
-    const refuse = () => receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body: '{}', headers: { 'x-service-signature': WELL_FORMED } }));
+    const refuse = () =>
+      receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body: '{}', headers: { 'x-service-signature': WELL_FORMED } }));
     for (let i = 0; i < REFUSALS_PER_MINUTE + 40; i++) await refuse();
     const body = JSON.stringify(createEvent('payment.success'));
-    await receiver.handle(new Request('http://127.0.0.1/', { method: 'POST', body, headers: { 'x-service-signature': sign(body, secret) } }));
+    await receiver.handle(
+      new Request('http://127.0.0.1/', { method: 'POST', body, headers: { 'x-service-signature': sign(body, secret) } }),
+    );
     const count = (outcome: string) => lines.filter((l) => l.fields.outcome === outcome).length;
     expect([count('unauthorized'), count('processed')]).toEqual([REFUSALS_PER_MINUTE, 1]);
     await clock.advance(60_000);
     await refuse();
-    expect(lines.at(-2)).toMatchObject({ level: 'warn', fields: { skipped: 40 }, message: expect.stringMatching(/^\[@payhook\/core\] 40 more refused deliveries .* were not logged in the minute from /) });
+    expect(lines.at(-2)).toMatchObject({
+      level: 'warn',
+      fields: { skipped: 40 },
+      message: expect.stringMatching(/^\[@payhook\/core\] 40 more refused deliveries .* were not logged in the minute from /),
+    });
     expect(lines.at(-1)!.fields.outcome).toBe('unauthorized');
   });
 });
@@ -148,7 +171,8 @@ describe('verifySignature keeps its word: a body that is not bytes is refused wi
   it('bytes in any view still verify: a Buffer, a Uint8Array, a string', () => {
     const body = '{"a":1}';
     const h = sign(body, secret);
-    for (const b of [body, Buffer.from(body), new TextEncoder().encode(body)]) expect(verifySignature(b, h, secret)).toEqual({ ok: true, secretIndex: 0 });
+    for (const b of [body, Buffer.from(body), new TextEncoder().encode(body)])
+      expect(verifySignature(b, h, secret)).toEqual({ ok: true, secretIndex: 0 });
   });
 });
 

@@ -24,12 +24,10 @@ describe('two copies of core in one app (ESM and CJS, or two versions)', () => {
   it('a NonRetriableError from the CJS copy thrown into an ESM receiver is answered 200 rejected, and not run again', async () => {
     const { esm, cjs } = await bothCopies();
     let runs = 0;
-    const receiver = esm
-      .createReceiver({ secret: 'whsec_two_copies', logger: { warn() {}, error() {} } })
-      .on('payment.success', () => {
-        runs += 1;
-        throw new cjs.NonRetriableError('no such order');
-      });
+    const receiver = esm.createReceiver({ secret: 'whsec_two_copies', logger: { warn() {}, error() {} } }).on('payment.success', () => {
+      runs += 1;
+      throw new cjs.NonRetriableError('no such order');
+    });
     const event = createEvent('payment.success');
     const res = await receiver.handle(signedRequest(event, { secret: 'whsec_two_copies' }));
     expect(res.status).toBe(200);

@@ -109,6 +109,8 @@ describe("afterBudget: 'retry', for platforms that freeze after the answer", () 
   });
 
   it('is checked when the receiver is created', () => {
-    expect(() => createReceiver({ secret, afterBudget: 'later' as never })).toThrow(/^\[@payhook\/core\] afterBudget must be 'accept' or 'retry'/);
+    expect(() => createReceiver({ secret, afterBudget: 'later' as never })).toThrow(
+      /^\[@payhook\/core\] afterBudget must be 'accept' or 'retry'/,
+    );
   });
 });

@@ -47,14 +47,23 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     vi.resetModules();
     const core = await import('../src/index.js');
     const runs: string[] = [];
-    const receiver = core.createReceiver({ secret: 'edge-secret', logger: { warn() {}, error() {} } })
+    const receiver = core
+      .createReceiver({ secret: 'edge-secret', logger: { warn() {}, error() {} } })
       .on('payment.success', (e) => void runs.push(e.reference));
     const body = JSON.stringify(createEvent('payment.success'));
     const signature = await core.signAsync(body, 'edge-secret');
-    const res = await receiver.handle(new Request('https://edge.example/webhooks', { method: 'POST', body, headers: { 'x-service-signature': signature } }));
+    const res = await receiver.handle(
+      new Request('https://edge.example/webhooks', { method: 'POST', body, headers: { 'x-service-signature': signature } }),
+    );
     expect(res.status).toBe(200);
     expect(runs).toHaveLength(1);
-    const forged = await receiver.handle(new Request('https://edge.example/webhooks', { method: 'POST', body, headers: { 'x-service-signature': await core.signAsync(body, 'x') } }));
+    const forged = await receiver.handle(
+      new Request('https://edge.example/webhooks', {
+        method: 'POST',
+        body,
+        headers: { 'x-service-signature': await core.signAsync(body, 'x') },
+      }),
+    );
     expect(forged.status).toBe(401);
     expect(() => core.sign(body, 'k')).toThrow(/^\[@payhook\/core\] sign needs node:crypto.*use signAsync/);
   });
@@ -68,7 +77,13 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     let set: unknown[] = [];
     const clock = { ...manual, setTimeout: (fn: () => void, ms: number) => (set.push(manual.setTimeout(fn, ms)), set.at(-1)) };
     const endRequest = () => void (set.forEach((t) => manual.clearTimeout(t as never)), (set = []));
-    const receiver = core.createReceiver({ secret: 's', budgetMs: 200, clock, store: core.memoryStore({ now: manual.now }), logger: { warn() {}, error() {} } });
+    const receiver = core.createReceiver({
+      secret: 's',
+      budgetMs: 200,
+      clock,
+      store: core.memoryStore({ now: manual.now }),
+      logger: { warn() {}, error() {} },
+    });
     receiver.on('payment.success', async (e) => void (e.merchantReference === 'slow' && (await manual.sleep(600))));
     const deliver = async (merchantReference: string) => {
       const body = JSON.stringify(createEvent('payment.success', { merchantReference }));
@@ -91,7 +106,10 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     if (!existsSync(new URL('index.js', dist))) throw new Error('build @payhook/core first (pnpm build)');
     const inputs = async (conditions: string[]) => {
       const result = await build({
-        stdin: { contents: "export * from '@payhook/core'; export { nodeBridge } from '@payhook/core/bridge';", resolveDir: fileURLToPath(new URL('..', import.meta.url)) },
+        stdin: {
+          contents: "export * from '@payhook/core'; export { nodeBridge } from '@payhook/core/bridge';",
+          resolveDir: fileURLToPath(new URL('..', import.meta.url)),
+        },
         bundle: true,
         write: false,
         metafile: true,
@@ -104,7 +122,10 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
         // As from node_modules: the package's own tsconfig (its `#platform` path for type checks) must not apply.
         tsconfigRaw: {},
       });
-      return { files: Object.keys(result.metafile.inputs), imports: result.metafile.outputs[Object.keys(result.metafile.outputs)[0]!]!.imports.map((i) => i.path) };
+      return {
+        files: Object.keys(result.metafile.inputs),
+        imports: result.metafile.outputs[Object.keys(result.metafile.outputs)[0]!]!.imports.map((i) => i.path),
+      };
     };
     // The conditions wrangler and Next's Edge runtime bundle with, and a browser's.
     for (const conditions of [['workerd', 'worker', 'browser'], ['edge-light', 'worker', 'browser'], ['browser']]) {

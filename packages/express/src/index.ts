@@ -11,11 +11,7 @@ import { processNodeRequest, writeNodeResponse } from '@payhook/core/node';
 export type PayhookExpressRequest = IncomingMessage & { rawBody?: RawBody };
 
 /** An Express (4 or 5) request handler; typed on Node's objects so no `@types/express` is needed. */
-export type PayhookExpressHandler = (
-  req: PayhookExpressRequest,
-  res: ServerResponse,
-  next: (error?: unknown) => void,
-) => void;
+export type PayhookExpressHandler = (req: PayhookExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
 
 /**
  * The webhook route for Express 4 and 5. Mount it before `express.json()` (it reads the raw

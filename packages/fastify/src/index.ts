@@ -24,7 +24,9 @@ function withDeadline(payload: Readable, { ms, clock }: BodyDeadline): Readable 
   const timer = clock.setTimeout(() => {
     payload.unpipe(out);
     payload.pause();
-    out.destroy(Object.assign(new Error(`[@payhook/fastify] the body did not arrive within ${ms} ms`), { code: TOO_SLOW, statusCode: 408 }));
+    out.destroy(
+      Object.assign(new Error(`[@payhook/fastify] the body did not arrive within ${ms} ms`), { code: TOO_SLOW, statusCode: 408 }),
+    );
   }, ms);
   const stop = () => clock.clearTimeout(timer);
   out.once('end', stop).once('close', stop);
@@ -68,7 +70,8 @@ export const payhookFastify: FastifyPluginAsync<PayhookFastifyOptions> = async (
     // Fastify's other request errors (a Content-Length that does not match the body) are the pipeline's
     // 400; anything else its bare 500, logged: Fastify's own answer would carry the error's message.
     const status = (error as { statusCode?: unknown }).statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) return send(reply, await process({ method: request.method, signature, problem: 'unreadable', error, framework: 'fastify' }));
+    if (typeof status === 'number' && status >= 400 && status < 500)
+      return send(reply, await process({ method: request.method, signature, problem: 'unreadable', error, framework: 'fastify' }));
     return send(reply, fail(error));
   });
   instance.all(path, async (request, reply) => {

@@ -56,7 +56,9 @@ export function payhookPages(receiver: ReceiverSource): PayhookPagesHandler {
   const receiverOf = lazily(receiver);
   return async (req, res) => {
     if (!nodeBridge) {
-      throw new Error('[@payhook/next] payhookPages runs on the Node runtime only; on the Edge runtime use payhookNext in an App Router route.');
+      throw new Error(
+        '[@payhook/next] payhookPages runs on the Node runtime only; on the Edge runtime use payhookNext in an App Router route.',
+      );
     }
     nodeBridge.writeNodeResponse(res, await nodeBridge.processNodeRequest(receiverOf(), req, { framework: 'next' }));
   };

@@ -54,7 +54,12 @@ const QUEUE_SOCKET_TIMEOUT_MS = 2_000;
  */
 export function withNetworkDefaults(connection: ConnectionOptions, socketTimeoutMs: number): ConnectionOptions {
   if (typeof (connection as { duplicate?: unknown }).duplicate === 'function') return connection;
-  return { retryStrategy: (times: number) => Math.min(times * 200, 2_000), keepAlive: 30_000, socketTimeout: socketTimeoutMs, ...connection } as ConnectionOptions;
+  return {
+    retryStrategy: (times: number) => Math.min(times * 200, 2_000),
+    keepAlive: 30_000,
+    socketTimeout: socketTimeoutMs,
+    ...connection,
+  } as ConnectionOptions;
 }
 
 /**
@@ -75,11 +80,14 @@ export const jobIdOf = (dedupeKey: string): string => `e-${dedupeKey.replaceAll(
  */
 export function bullmqQueue(options: BullmqQueueOptions): PayhookBullmqQueue {
   const name = options.name ?? 'payhook';
-  if (name.includes(':') || name.length === 0) throw new TypeError(`${NAME} name must be a non-empty queue name without ':'; got ${JSON.stringify(name)}.`);
+  if (name.includes(':') || name.length === 0)
+    throw new TypeError(`${NAME} name must be a non-empty queue name without ':'; got ${JSON.stringify(name)}.`);
   const attempts = options.attempts ?? 8;
-  if (!(Number.isInteger(attempts) && attempts >= 1)) throw new RangeError(`${NAME} attempts must be a whole number from 1; got ${attempts}. Leave it unset for 8.`);
+  if (!(Number.isInteger(attempts) && attempts >= 1))
+    throw new RangeError(`${NAME} attempts must be a whole number from 1; got ${attempts}. Leave it unset for 8.`);
   const backoffMs = options.backoffMs ?? 1_000;
-  if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
+  if (!(Number.isFinite(backoffMs) && backoffMs >= 0))
+    throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
   const keep = options.keepCompletedSeconds ?? 24 * 60 * 60;
   const base = { connection: withNetworkDefaults(options.connection, QUEUE_SOCKET_TIMEOUT_MS), prefix: options.prefix };
   const queue = new Queue<QueuedEvent>(name, base);
@@ -102,7 +110,10 @@ export function bullmqQueue(options: BullmqQueueOptions): PayhookBullmqQueue {
       try {
         await queue.add(job.event.event, job, { ...jobOptions, jobId: jobIdOf(job.dedupeKey) });
       } catch (cause) {
-        throw new Error(`${NAME} could not add ${job.dedupeKey} to queue ${name}: ${(cause as Error).message}. Check that Redis is reachable; the service retries the delivery.`, { cause });
+        throw new Error(
+          `${NAME} could not add ${job.dedupeKey} to queue ${name}: ${(cause as Error).message}. Check that Redis is reachable; the service retries the delivery.`,
+          { cause },
+        );
       }
     },
     async close() {

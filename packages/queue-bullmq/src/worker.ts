@@ -31,8 +31,10 @@ export interface PayhookWorker extends QueueWorker {
  */
 export function createWorker(options: WorkerOptions): PayhookWorker {
   const { queue, concurrency = 4, bullmq, ...runOptions } = options;
-  if (!queue || typeof queue.enqueue !== 'function' || !queue.deadLetters) throw new TypeError(`${NAME} createWorker needs the queue: createWorker({ queue: bullmqQueue({ connection }), store }).`);
-  if (!(Number.isInteger(concurrency) && concurrency >= 1)) throw new RangeError(`${NAME} concurrency must be a whole number from 1; got ${concurrency}.`);
+  if (!queue || typeof queue.enqueue !== 'function' || !queue.deadLetters)
+    throw new TypeError(`${NAME} createWorker needs the queue: createWorker({ queue: bullmqQueue({ connection }), store }).`);
+  if (!(Number.isInteger(concurrency) && concurrency >= 1))
+    throw new RangeError(`${NAME} concurrency must be a whole number from 1; got ${concurrency}.`);
   const runner = createJobRunner(runOptions);
   let bull: Worker<QueuedEvent> | undefined;
 
@@ -55,7 +57,14 @@ export function createWorker(options: WorkerOptions): PayhookWorker {
         const { prefix } = queue.options;
         // A worker's blocking wait for jobs lasts up to BullMQ's 10 s (or drainDelay): its socket timeout is longer.
         const connection = withNetworkDefaults(queue.options.connection, Math.max(10, bullmq?.drainDelay ?? 0) * 1_000 + 5_000);
-        bull = new Worker<QueuedEvent>(queue.name, processJob, { maxStalledCount: 5, ...bullmq, connection, prefix, concurrency, autorun: false });
+        bull = new Worker<QueuedEvent>(queue.name, processJob, {
+          maxStalledCount: 5,
+          ...bullmq,
+          connection,
+          prefix,
+          concurrency,
+          autorun: false,
+        });
         // Unheard, an 'error' would end the process; ioredis reconnects by itself. A job's own error is reported by the runner.
         bull.on('error', (error) => runner.logError(`${NAME} the BullMQ worker of ${queue.name} reported an error; it goes on`, error));
         void bull.run();

@@ -52,7 +52,9 @@ export function newPgBoss(options: BossOptions): PgBossLike {
   // CommonJS interop, which there calls 12's whole namespace `default`: hence `PgBoss` first).
   const PgBoss = [exported.PgBoss, exported.default].find((candidate) => typeof candidate === 'function') as PgBossClass | undefined;
   if (!PgBoss) {
-    throw new Error(`${NAME} the installed pg-boss exports no PgBoss class. Install a version the peer range names: npm install pg-boss@12 (Node 22.12 or newer) or pg-boss@10 (Node 20).`);
+    throw new Error(
+      `${NAME} the installed pg-boss exports no PgBoss class. Install a version the peer range names: npm install pg-boss@12 (Node 22.12 or newer) or pg-boss@10 (Node 20).`,
+    );
   }
   return new PgBoss(options);
 }

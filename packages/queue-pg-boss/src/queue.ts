@@ -65,18 +65,24 @@ export interface DeadLetter extends QueuedEvent {
 export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
   const { store } = options;
   if (!store || typeof store.transactional !== 'function') {
-    throw new TypeError(`${NAME} pgBossQueue needs the receiver's Postgres store: pgBossQueue({ store: postgresStore({ connectionString }), connectionString }).`);
+    throw new TypeError(
+      `${NAME} pgBossQueue needs the receiver's Postgres store: pgBossQueue({ store: postgresStore({ connectionString }), connectionString }).`,
+    );
   }
-  if (!options.boss && !options.connectionString) throw new TypeError(`${NAME} pass connectionString (the store's database) or a PgBoss as boss.`);
+  if (!options.boss && !options.connectionString)
+    throw new TypeError(`${NAME} pass connectionString (the store's database) or a PgBoss as boss.`);
   const name = options.name ?? 'payhook';
   const deadLetterName = `${name}-dead-letter`;
   const attempts = options.attempts ?? 8;
-  if (!(Number.isInteger(attempts) && attempts >= 1)) throw new RangeError(`${NAME} attempts must be a whole number from 1; got ${attempts}. Leave it unset for 8.`);
+  if (!(Number.isInteger(attempts) && attempts >= 1))
+    throw new RangeError(`${NAME} attempts must be a whole number from 1; got ${attempts}. Leave it unset for 8.`);
   const backoffMs = options.backoffMs ?? 1_000;
-  if (!(Number.isFinite(backoffMs) && backoffMs >= 0)) throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
+  if (!(Number.isFinite(backoffMs) && backoffMs >= 0))
+    throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
   const expireInSeconds = options.expireInSeconds ?? 300;
   const owned = !options.boss;
-  const boss = options.boss ?? newPgBoss({ schedule: false, ...NETWORK_DEFAULTS, ...options.bossOptions, connectionString: options.connectionString });
+  const boss =
+    options.boss ?? newPgBoss({ schedule: false, ...NETWORK_DEFAULTS, ...options.bossOptions, connectionString: options.connectionString });
   // An unheard 'error' would end the process; pg-boss retries its own maintenance.
   if (boss.listenerCount('error') === 0) boss.on('error', () => {});
   const retry = { retryLimit: attempts - 1, retryDelay: Math.ceil(backoffMs / 1000), retryBackoff: true, expireInSeconds };
@@ -91,7 +97,10 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
       return boss;
     })().catch((error: unknown) => {
       started = undefined;
-      throw new Error(`${NAME} could not start pg-boss or create queue ${name}: ${(error as Error).message}. Check the connection string and the database's grants.`, { cause: error });
+      throw new Error(
+        `${NAME} could not start pg-boss or create queue ${name}: ${(error as Error).message}. Check the connection string and the database's grants.`,
+        { cause: error },
+      );
     }));
 
   // The job and the done record in one transaction, on the store's client, fenced on the claim token.

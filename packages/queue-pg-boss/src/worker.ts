@@ -33,8 +33,10 @@ export type PayhookWorker = QueueWorker;
  */
 export function createWorker(options: WorkerOptions): PayhookWorker {
   const { queue, concurrency = 4, pollingIntervalMs = 500, ...runOptions } = options;
-  if (!queue || typeof queue.ready !== 'function') throw new TypeError(`${NAME} createWorker needs the queue: createWorker({ queue: pgBossQueue({ store, connectionString }), store }).`);
-  if (!(Number.isInteger(concurrency) && concurrency >= 1)) throw new RangeError(`${NAME} concurrency must be a whole number from 1; got ${concurrency}.`);
+  if (!queue || typeof queue.ready !== 'function')
+    throw new TypeError(`${NAME} createWorker needs the queue: createWorker({ queue: pgBossQueue({ store, connectionString }), store }).`);
+  if (!(Number.isInteger(concurrency) && concurrency >= 1))
+    throw new RangeError(`${NAME} concurrency must be a whole number from 1; got ${concurrency}.`);
   const runner = createJobRunner(runOptions);
   const log = (message: string, error: unknown) => runner.logError(`${NAME} ${message}`, error);
   let stopping = false;

@@ -12,9 +12,7 @@ export const systemLookup: CallbackLookup = (hostname) =>
   new Promise((resolve, reject) => dnsLookup(hostname, { all: true, verbatim: true }, (e, list) => (e ? reject(e) : resolve(list))));
 
 /** Where a callback may be sent: the address that was checked, to connect to, and nothing else. */
-export type CallbackTarget =
-  | { ok: true; url: URL; address: string; family: 4 | 6 }
-  | { ok: false; problem: string };
+export type CallbackTarget = { ok: true; url: URL; address: string; family: 4 | 6 } | { ok: false; problem: string };
 
 // Addresses a callback must never reach: an attacker who sets callbackUrl would otherwise make the
 // service POST into its own network (SSRF). Loopback is separate: the dev flag may allow it.
@@ -84,7 +82,11 @@ export function classifyAddress(address: string): 'loopback' | 'internal' | null
 const isLoopbackName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
 /** The URL's host without brackets, in lower case, without a trailing dot. */
-const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+const hostOf = (url: URL) =>
+  url.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
 
 /**
  * Why a callback URL is refused, or null when it may be used: HTTPS only; plain HTTP only to a
@@ -155,7 +157,8 @@ export async function resolveCallbackTarget(
   for (const { address } of addresses) {
     const kind = classifyAddress(address);
     if (kind === 'internal') return { ok: false, problem: `${host} resolves to ${address}: ${refusedAddress(address)}` };
-    if (kind === 'loopback' && !options.allowLoopback) return { ok: false, problem: `${host} resolves to ${address}: ${refusedLoopback(address)}` };
+    if (kind === 'loopback' && !options.allowLoopback)
+      return { ok: false, problem: `${host} resolves to ${address}: ${refusedLoopback(address)}` };
   }
   const first = addresses[0]!;
   const checked = unwrap(first.address);

@@ -186,9 +186,7 @@ export function createClock(options: ClockOptions = {}): Clock {
     },
     advance(ms) {
       if (!(Number.isFinite(ms) && ms >= 0)) {
-        return Promise.reject(
-          new RangeError(`[@payhook/reference] advance(ms) takes a finite number of milliseconds >= 0; got ${ms}.`),
-        );
+        return Promise.reject(new RangeError(`[@payhook/reference] advance(ms) takes a finite number of milliseconds >= 0; got ${ms}.`));
       }
       // Advances run one after another, so two callers never interleave their timers.
       const run = advancing.then(async () => {
@@ -208,7 +206,14 @@ export function createClock(options: ClockOptions = {}): Clock {
       return run;
     },
     track(work, deadline) {
-      const entry = { work: work.then(() => {}, () => {}), deadline, graceEnds: performance.now() + graceMs };
+      const entry = {
+        work: work.then(
+          () => {},
+          () => {},
+        ),
+        deadline,
+        graceEnds: performance.now() + graceMs,
+      };
       inFlight.add(entry);
       void entry.work.then(() => inFlight.delete(entry));
       return work;

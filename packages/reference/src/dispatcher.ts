@@ -75,7 +75,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     copy: { duplicateOf?: string; resendOf?: string } = {},
   ): Delivery {
     const { url } = from;
-    const problem = url === null ? 'No callback URL: set one for the merchant or pass callbackUrl at initialize.' : callbackUrlProblem(url, options.allowHttpCallbacks);
+    const problem =
+      url === null
+        ? 'No callback URL: set one for the merchant or pass callbackUrl at initialize.'
+        : callbackUrlProblem(url, options.allowHttpCallbacks);
     const d: Delivery = {
       id: `dlv_${++n}`,
       merchantId: from.merchantId,
@@ -100,7 +103,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /** Record an attempt's outcome, then deliver, fail for good, or schedule the next attempt. */
-  function settle(d: Delivery, number: number, startedAt: number, status: number | null, error: string | null, then?: () => void, responseBody: string | null = null): DeliveryAttempt {
+  function settle(
+    d: Delivery,
+    number: number,
+    startedAt: number,
+    status: number | null,
+    error: string | null,
+    then?: () => void,
+    responseBody: string | null = null,
+  ): DeliveryAttempt {
     const a: DeliveryAttempt = { number, at: iso(startedAt), status, durationMs: clock.now() - startedAt, error, responseBody };
     d.attempts.push(a);
     if (error === null) d.state = 'delivered';

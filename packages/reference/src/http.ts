@@ -40,7 +40,10 @@ export async function readText(request: Request, maxBytes: number): Promise<stri
 }
 
 /** Read a JSON object body; an empty body is `{}` when `optional`. */
-export async function readJson(request: Request, options: { maxBytes?: number; optional?: boolean } = {}): Promise<Record<string, unknown>> {
+export async function readJson(
+  request: Request,
+  options: { maxBytes?: number; optional?: boolean } = {},
+): Promise<Record<string, unknown>> {
   const text = await readText(request, options.maxBytes ?? 64 * 1024);
   if (text.trim() === '' && options.optional) return {};
   let value: unknown;

@@ -3,10 +3,7 @@ export interface StoredResponse {
   body: string;
 }
 
-export type IdempotencyLookup =
-  | { kind: 'new' }
-  | { kind: 'replay'; response: StoredResponse }
-  | { kind: 'conflict'; message: string };
+export type IdempotencyLookup = { kind: 'new' } | { kind: 'replay'; response: StoredResponse } | { kind: 'conflict'; message: string };
 
 export interface IdempotencyStore {
   /** What to do with a request carrying `key` in `scope` (merchant and mode) and this body fingerprint. */

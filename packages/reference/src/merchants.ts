@@ -159,7 +159,9 @@ export function createMerchantRegistry(configs: MerchantConfig[]): MerchantRegis
     const id = config.id ?? `merchant_${i + 1}`;
     if (byId.has(id)) throw new TypeError(`[@payhook/reference] two merchants share the id "${id}"; give each its own id.`);
     if (typeof config.webhookSecret !== 'string' || config.webhookSecret.length === 0) {
-      throw new TypeError(`[@payhook/reference] merchant ${id} needs a webhookSecret (a non-empty string); generate one with generateWebhookSecret().`);
+      throw new TypeError(
+        `[@payhook/reference] merchant ${id} needs a webhookSecret (a non-empty string); generate one with generateWebhookSecret().`,
+      );
     }
     for (const code of config.providers ?? []) {
       if (!(PAYMENT_METHODS as readonly string[]).includes(code)) {
@@ -167,7 +169,9 @@ export function createMerchantRegistry(configs: MerchantConfig[]): MerchantRegis
       }
     }
     if (config.providers?.length === 0) {
-      throw new TypeError(`[@payhook/reference] merchant ${id}: providers is empty; list at least one provider, or set paymentSourceActive: false.`);
+      throw new TypeError(
+        `[@payhook/reference] merchant ${id}: providers is empty; list at least one provider, or set paymentSourceActive: false.`,
+      );
     }
     const paymentSourceActive = config.paymentSourceActive ?? true;
     const merchant: Merchant = {

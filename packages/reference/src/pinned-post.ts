@@ -34,48 +34,49 @@ export function postToPinnedAddress(
     else callback(null, address, family);
   };
   const tls = url.protocol === 'https:';
-  const once = (retried: boolean): Promise<number> => new Promise((resolve, reject) => {
-    const req = (tls ? https : http).request(
-      url,
-      {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(d.body),
-          [signatureHeader]: d.signature,
-          'user-agent': 'payhook-reference',
+  const once = (retried: boolean): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = (tls ? https : http).request(
+        url,
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(d.body),
+            [signatureHeader]: d.signature,
+            'user-agent': 'payhook-reference',
+          },
+          agent: tls ? agents.https : agents.http,
+          lookup: pinned,
+          signal,
         },
-        agent: tls ? agents.https : agents.http,
-        lookup: pinned,
-        signal,
-      },
-      (res) => {
-        // Keep the start of the body (shown on the dashboard), drain the rest: the connection stays reusable.
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let told = false;
-        const tell = () => {
-          if (told) return;
-          told = true;
-          onBody?.(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'));
-        };
-        res.on('data', (chunk: Buffer) => {
-          if (size >= RESPONSE_BODY_LIMIT) return;
-          chunks.push(chunk);
-          size += chunk.length;
-          if (size >= RESPONSE_BODY_LIMIT) tell();
-        });
-        res.on('end', tell);
-        res.on('error', () => {});
-        resolve(res.statusCode ?? 0);
-      },
-    );
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      // A kept-alive connection the receiver closed as we reused it (Node's documented race): send once more on a new one.
-      if (!retried && req.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(once(true));
-      else reject(error);
+        (res) => {
+          // Keep the start of the body (shown on the dashboard), drain the rest: the connection stays reusable.
+          const chunks: Buffer[] = [];
+          let size = 0;
+          let told = false;
+          const tell = () => {
+            if (told) return;
+            told = true;
+            onBody?.(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'));
+          };
+          res.on('data', (chunk: Buffer) => {
+            if (size >= RESPONSE_BODY_LIMIT) return;
+            chunks.push(chunk);
+            size += chunk.length;
+            if (size >= RESPONSE_BODY_LIMIT) tell();
+          });
+          res.on('end', tell);
+          res.on('error', () => {});
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive connection the receiver closed as we reused it (Node's documented race): send once more on a new one.
+        if (!retried && req.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(once(true));
+        else reject(error);
+      });
+      req.end(d.body);
     });
-    req.end(d.body);
-  });
   return once(false);
 }

@@ -19,13 +19,55 @@ export interface SandboxPhone {
  * Any other number pays at checkout without an OTP.
  */
 export const SANDBOX_PHONES = {
-  '251900000000': { otp: '000111', atInitialize: null, atCheckoutPay: 'pay', errorCode: null, description: 'generic sandbox account: OTP 000111 pays (payment.success)' },
-  '251900000001': { otp: '123456', atInitialize: null, atCheckoutPay: 'pay', errorCode: null, description: 'OTP 123456 completes the payment (payment.success)' },
-  '251900000002': { otp: '654321', atInitialize: null, atCheckoutPay: 'fail', errorCode: 'INVALID_OTP', description: 'OTP 654321 fails the payment with INVALID_OTP (payment.failed)' },
-  '251900000003': { otp: '111111', atInitialize: null, atCheckoutPay: 'fail', errorCode: 'OTP_EXPIRED', description: 'OTP 111111 fails the payment with OTP_EXPIRED (payment.failed)' },
-  '251900000004': { otp: null, atInitialize: null, atCheckoutPay: 'fail', errorCode: 'PAYMENT_DECLINED', description: 'no OTP; Pay is declined with PAYMENT_DECLINED (payment.failed)' },
-  '251900000010': { otp: null, atInitialize: 'pay', atCheckoutPay: 'pay', errorCode: null, description: 'paid at once: initialize completes the payment (payment.success)' },
-  '251900000011': { otp: null, atInitialize: 'fail', atCheckoutPay: 'fail', errorCode: 'PAYMENT_DECLINED', description: 'failed at once: initialize fails the payment (payment.failed)' },
+  '251900000000': {
+    otp: '000111',
+    atInitialize: null,
+    atCheckoutPay: 'pay',
+    errorCode: null,
+    description: 'generic sandbox account: OTP 000111 pays (payment.success)',
+  },
+  '251900000001': {
+    otp: '123456',
+    atInitialize: null,
+    atCheckoutPay: 'pay',
+    errorCode: null,
+    description: 'OTP 123456 completes the payment (payment.success)',
+  },
+  '251900000002': {
+    otp: '654321',
+    atInitialize: null,
+    atCheckoutPay: 'fail',
+    errorCode: 'INVALID_OTP',
+    description: 'OTP 654321 fails the payment with INVALID_OTP (payment.failed)',
+  },
+  '251900000003': {
+    otp: '111111',
+    atInitialize: null,
+    atCheckoutPay: 'fail',
+    errorCode: 'OTP_EXPIRED',
+    description: 'OTP 111111 fails the payment with OTP_EXPIRED (payment.failed)',
+  },
+  '251900000004': {
+    otp: null,
+    atInitialize: null,
+    atCheckoutPay: 'fail',
+    errorCode: 'PAYMENT_DECLINED',
+    description: 'no OTP; Pay is declined with PAYMENT_DECLINED (payment.failed)',
+  },
+  '251900000010': {
+    otp: null,
+    atInitialize: 'pay',
+    atCheckoutPay: 'pay',
+    errorCode: null,
+    description: 'paid at once: initialize completes the payment (payment.success)',
+  },
+  '251900000011': {
+    otp: null,
+    atInitialize: 'fail',
+    atCheckoutPay: 'fail',
+    errorCode: 'PAYMENT_DECLINED',
+    description: 'failed at once: initialize fails the payment (payment.failed)',
+  },
 } as const satisfies Record<string, SandboxPhone>;
 
 /** The scenario of a number in this mode, if it is a sandbox test number. */
@@ -41,9 +83,7 @@ export function actionAtInitialize(mode: string, phone: string): { action: Actio
   return s.atInitialize === 'fail' && s.errorCode !== null ? { action: 'fail', errorCode: s.errorCode } : { action: s.atInitialize };
 }
 
-export type CheckoutPay =
-  | { ok: true; action: 'pay' | 'fail'; errorCode?: string }
-  | { ok: false; problem: 'otp-missing' | 'otp-wrong' };
+export type CheckoutPay = { ok: true; action: 'pay' | 'fail'; errorCode?: string } | { ok: false; problem: 'otp-missing' | 'otp-wrong' };
 
 /**
  * What pressing Pay at checkout does for this phone number and the OTP entered: the documented OTP

@@ -42,7 +42,9 @@ export async function listen(service: Servable, options: ListenOptions = {}): Pr
       request = toWebRequest(req, origin);
     } catch {
       // A Host header that is not a host name (`a b`) makes no URL.
-      res.writeHead(400, { 'content-type': 'application/json' }).end('{"status":"error","data":{"message":"The Host header is not a host name."}}');
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end('{"status":"error","data":{"message":"The Host header is not a host name."}}');
       return;
     }
     // An unknown address ('' once the socket is gone) is never whitelisted.

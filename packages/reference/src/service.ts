@@ -119,7 +119,10 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     const problem = m.callbackUrl === undefined ? null : callbackUrlProblem(m.callbackUrl, allowHttpCallbacks);
     if (problem) throw new TypeError(`[@payhook/reference] merchant ${m.id ?? ''} callbackUrl: ${problem}`);
   }
-  const pageHosts = [...(options.pageHosts ?? []).map(parsePageHost), ...(options.publicUrl === undefined ? [] : [publicUrlHost(options.publicUrl)])];
+  const pageHosts = [
+    ...(options.pageHosts ?? []).map(parsePageHost),
+    ...(options.publicUrl === undefined ? [] : [publicUrlHost(options.publicUrl)]),
+  ];
   const merchants = createMerchantRegistry(configs);
   const clock = typeof options.clock === 'object' ? options.clock : createClock({ mode: options.clock ?? 'real' });
   const now = () => clock.now();
@@ -136,7 +139,15 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     }
   };
   const signatureHeader = headerOption(options.signatureHeader);
-  const dispatcher = createDispatcher({ clock, faults, allowHttpCallbacks, signatureHeader, onError, onAttempt: options.onDeliveryAttempt, onChange: changed });
+  const dispatcher = createDispatcher({
+    clock,
+    faults,
+    allowHttpCallbacks,
+    signatureHeader,
+    onError,
+    onAttempt: options.onDeliveryAttempt,
+    onChange: changed,
+  });
   const store = createTransactionStore(options.state?.transactions);
   if (options.state) dispatcher.restore(options.state.deliveries);
 
@@ -170,7 +181,14 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     },
   };
 
-  const route = createRouter([...transactionRoutes, ...providerRoutes, ...sandboxRoutes, ...deliveryRoutes, ...checkoutRoutes, ...dashboardRoutes]);
+  const route = createRouter([
+    ...transactionRoutes,
+    ...providerRoutes,
+    ...sandboxRoutes,
+    ...deliveryRoutes,
+    ...checkoutRoutes,
+    ...dashboardRoutes,
+  ]);
 
   async function handle(request: Request, remoteAddress: string, listener: Listener | undefined): Promise<Response> {
     const url = new URL(request.url);
@@ -178,7 +196,10 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
     if (match.kind === 'not-found') {
       const version = /^\/(v\d+)(?:\/|$)/.exec(url.pathname)?.[1];
       if (version && version !== 'v1') throw new ApiError(404, `Unknown API version ${version}: this service speaks /v1.`);
-      throw new ApiError(404, `No route for ${request.method} ${url.pathname}: see the endpoints under /v1/transactions and /v1/payment-providers.`);
+      throw new ApiError(
+        404,
+        `No route for ${request.method} ${url.pathname}: see the endpoints under /v1/transactions and /v1/payment-providers.`,
+      );
     }
     if (match.kind === 'method-not-allowed') {
       throw new ApiError(405, `${request.method} is not allowed on ${url.pathname}: use ${match.allow.join(' or ')}.`, {
@@ -198,7 +219,10 @@ export function createReferenceService(options: ReferenceServiceOptions = {}): R
       const auth = merchants.authenticate(request.headers.get('authorization'));
       if (!auth.ok) throw new ApiError(401, auth.message, { 'www-authenticate': 'Bearer' });
       if (!auth.merchant.allows(remoteAddress)) {
-        throw new ApiError(403, `Requests from ${remoteAddress} are not allowed for this account: add the address to the merchant's IP whitelist.`);
+        throw new ApiError(
+          403,
+          `Requests from ${remoteAddress} are not allowed for this account: add the address to the merchant's IP whitelist.`,
+        );
       }
       if (r.access === 'sandbox' && auth.mode !== 'sandbox') {
         throw new ApiError(403, 'Sandbox control needs a sandbox key (sk_test_…); live transactions cannot be moved by hand.');

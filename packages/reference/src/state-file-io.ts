@@ -1,7 +1,21 @@
 // Reading and writing the `serve --state` file safely: it holds the webhook secret, and it may be
 // a file someone else planted or edited.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, lstatSync, openSync, readlinkSync, readSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 /** A state file that cannot be used; the message says what to do. The file is left as it is. */
@@ -38,7 +52,10 @@ function refuseOtherKinds(file: string, stats: Stats): void {
       `the state file ${file} is a symbolic link${target}: the service never reads or writes its state (which holds the webhook secret) through a link. Pass the file itself with --state, or remove the link.`,
     );
   }
-  if (!stats.isFile()) throw new StateFileError(`the state file ${file} is not a regular file: pass a file's path with --state, such as --state .payhook-state.json.`);
+  if (!stats.isFile())
+    throw new StateFileError(
+      `the state file ${file} is not a regular file: pass a file's path with --state, such as --state .payhook-state.json.`,
+    );
 }
 
 const cannotRead = (file: string, error: unknown) =>
@@ -75,7 +92,9 @@ export function readStateText(file: string): string | null {
     const opened = fstatSync(fd);
     refuseOtherKinds(file, opened);
     const tooLarge = () =>
-      new StateFileError(`the state file ${file} is larger than ${MAX_STATE_BYTES / 1024 / 1024} MiB, more than the service ever writes: ${advice}.`);
+      new StateFileError(
+        `the state file ${file} is larger than ${MAX_STATE_BYTES / 1024 / 1024} MiB, more than the service ever writes: ${advice}.`,
+      );
     if (opened.size > MAX_STATE_BYTES) throw tooLarge();
     // Read at most one byte more than the cap, so a file growing meanwhile is refused too.
     const chunks: Buffer[] = [];
@@ -109,7 +128,8 @@ export function nestingDepth(text: string, limit = MAX_STATE_DEPTH): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 91 || c === 123) {

@@ -37,7 +37,11 @@ const headerName = z
 const schema = z.object({
   format: z.literal(FORMAT, { error: `"format" must be "${FORMAT}"` }),
   version: z.literal(VERSION, { error: `"version" must be ${VERSION}` }),
-  clockOffsetMs: z.number().min(0).max(100 * YEAR, 'the clock offset must be at most 100 years').default(0),
+  clockOffsetMs: z
+    .number()
+    .min(0)
+    .max(100 * YEAR, 'the clock offset must be at most 100 years')
+    .default(0),
   // Kept since the header was made part of the state: an older file without it still loads (version 1 either way).
   signatureHeader: headerName.optional(),
   merchants: z
@@ -83,7 +87,9 @@ export function readStateFile(file: string): StateFile | null {
   const text = readStateText(file);
   if (text === null) return null;
   if (nestingDepth(text) > MAX_STATE_DEPTH) {
-    throw new StateFileError(`the state file ${file} nests arrays or objects deeper than ${MAX_STATE_DEPTH} levels, far more than a state file does: ${advice}.`);
+    throw new StateFileError(
+      `the state file ${file} nests arrays or objects deeper than ${MAX_STATE_DEPTH} levels, far more than a state file does: ${advice}.`,
+    );
   }
   let value: unknown;
   try {

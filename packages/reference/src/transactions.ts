@@ -7,7 +7,12 @@ export const PAYMENT_METHODS = ['telebirr', 'cbe_birr', 'mpesa', 'awash_bank'] a
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
 /** The provider catalogue of the provider endpoints; the same in sandbox and live. */
-export const PROVIDER_CATALOGUE: readonly { providerCode: PaymentMethod; providerName: string; providerCategory: string; flowCode: string }[] = [
+export const PROVIDER_CATALOGUE: readonly {
+  providerCode: PaymentMethod;
+  providerName: string;
+  providerCategory: string;
+  flowCode: string;
+}[] = [
   { providerCode: 'telebirr', providerName: 'Telebirr', providerCategory: 'mobile_money', flowCode: 'ussd' },
   { providerCode: 'cbe_birr', providerName: 'CBE Birr', providerCategory: 'mobile_money', flowCode: 'mobile_banking' },
   { providerCode: 'mpesa', providerName: 'M-PESA', providerCategory: 'mobile_money', flowCode: 'ussd' },
@@ -124,7 +129,9 @@ export function createTransactionStore(saved: readonly Transaction[] = []): Tran
         updatedAt: input.createdAt,
         expiresAt: input.createdAt + CHECKOUT_SESSION_MS,
         paidAt: null,
-        timeline: [{ eventType: 'session_created', occurredAt: iso(input.createdAt), errorCode: null, errorMessage: null, status: 'pending' }],
+        timeline: [
+          { eventType: 'session_created', occurredAt: iso(input.createdAt), errorCode: null, errorMessage: null, status: 'pending' },
+        ],
       };
       byReference.set(reference, tx);
       return tx;

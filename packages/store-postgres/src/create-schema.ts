@@ -15,7 +15,11 @@ export async function createSchema(pool: Pool, table: string, timeoutMs: number,
   try {
     // The advisory lock may wait for another process's creation: the limit is well past its own timeout.
     await inTransaction(pool, { limitMs: timeoutMs * 10, statementMs: timeoutMs }, async (client) => {
-      await client.query({ text: 'SELECT pg_advisory_xact_lock(hashtext($1))', values: [`@payhook/store-postgres:${table}`], query_timeout: timeoutMs * 5 } as pg.QueryConfig);
+      await client.query({
+        text: 'SELECT pg_advisory_xact_lock(hashtext($1))',
+        values: [`@payhook/store-postgres:${table}`],
+        query_timeout: timeoutMs * 5,
+      } as pg.QueryConfig);
       await client.query(schemaSql(table, { ledger }));
     });
   } catch (cause) {

@@ -92,7 +92,9 @@ export async function inTransaction(pool: Pool, limits: TransactionLimits, work:
       if (!held.broken) await quick('ROLLBACK').catch((e: Error) => (held.broken ??= e));
       if (!held.broken) throw error;
       const reason = error instanceof Error ? error.message : held.broken.message;
-      const raise = held.broken.message.includes('transactionTimeoutMs') ? ', or raise transactionTimeoutMs if your handler needs longer' : '';
+      const raise = held.broken.message.includes('transactionTimeoutMs')
+        ? ', or raise transactionTimeoutMs if your handler needs longer'
+        : '';
       throw new Error(
         `${NAME} the connection to PostgreSQL broke during a transaction (${reason}). The server rolled it back, or committed it if only the answer to COMMIT was lost; either way its done record went with it, so the service's retry finds the event done or runs it once. If this repeats, check the database's health and the network to it${raise}.`,
         { cause: error },

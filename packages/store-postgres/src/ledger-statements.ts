@@ -25,10 +25,18 @@ export function ledgerStatements(t: string) {
     const maxRefusals = byCount ? '$5' : '$4';
     return `
     WITH old AS (${drop('received_at < $2 AND (NOT open_dead OR received_at < $3)', 'received_at')}),
-    ${byCount ? `cut AS (SELECT id FROM ${t} WHERE NOT refused ORDER BY id DESC OFFSET ${maxEntries} LIMIT 1),
-    over AS (${drop('id <= (SELECT id FROM cut) AND NOT refused AND NOT open_dead AND received_at + 0 >= $2', 'id')}),` : ''}
-    ${byRefusals ? `rcut AS (SELECT id FROM ${t} WHERE refused ORDER BY id DESC OFFSET ${maxRefusals} LIMIT 1),
-    rover AS (${drop('refused AND id <= (SELECT id FROM rcut) AND received_at + 0 >= $2', 'id')}),` : ''}
+    ${
+      byCount
+        ? `cut AS (SELECT id FROM ${t} WHERE NOT refused ORDER BY id DESC OFFSET ${maxEntries} LIMIT 1),
+    over AS (${drop('id <= (SELECT id FROM cut) AND NOT refused AND NOT open_dead AND received_at + 0 >= $2', 'id')}),`
+        : ''
+    }
+    ${
+      byRefusals
+        ? `rcut AS (SELECT id FROM ${t} WHERE refused ORDER BY id DESC OFFSET ${maxRefusals} LIMIT 1),
+    rover AS (${drop('refused AND id <= (SELECT id FROM rcut) AND received_at + 0 >= $2', 'id')}),`
+        : ''
+    }
     added AS (${insert})
     SELECT count(*)::int AS added FROM added`;
   };

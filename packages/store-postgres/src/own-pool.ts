@@ -35,7 +35,9 @@ export function hearIdleErrors(pool: Pool): void {
   pool.on('error', (error) => {
     if (Date.now() - lastLog < 10_000) return;
     lastLog = Date.now();
-    console.error(`${NAME} lost a Postgres connection (${error.message}); deliveries get 503 while the database is unreachable, and the pool reconnects on its own.`);
+    console.error(
+      `${NAME} lost a Postgres connection (${error.message}); deliveries get 503 while the database is unreachable, and the pool reconnects on its own.`,
+    );
   });
 }
 

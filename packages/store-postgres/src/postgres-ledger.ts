@@ -100,7 +100,8 @@ export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host
 // them, are stored as \u0001 and four hex digits, and read back as they were.
 const UNSTORABLE = /[\0\x01\uD800-\uDFFF]/;
 const UNSTORABLE_ALL = /[\0\x01]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-const pack = (s: string) => (UNSTORABLE.test(s) ? s.replace(UNSTORABLE_ALL, (c) => `\x01${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : s);
+const pack = (s: string) =>
+  UNSTORABLE.test(s) ? s.replace(UNSTORABLE_ALL, (c) => `\x01${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : s;
 const unpack = (s: string) => s.replace(/\x01([0-9a-f]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 const toJson = (value: unknown) => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? pack(v) : v));
 const fromJson = (text: string): LedgerEntry =>

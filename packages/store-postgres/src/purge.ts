@@ -121,7 +121,7 @@ export async function purgeExpired(host: StoreHost, { batchSize = DEFAULTS.batch
  */
 export function periodicPurge(option: PurgeOptions | boolean | undefined, host: StoreHost, clock: Clock = systemClock): PeriodicPurge {
   if (option === false) return { start() {}, async stop() {} };
-  const { everyMs, batchSize, maxRowsPerRun } = settings(option === true ? {} : option ?? {});
+  const { everyMs, batchSize, maxRowsPerRun } = settings(option === true ? {} : (option ?? {}));
   const steps = purges(host, true, () => clock.now());
   const lockKey = `@payhook/store-postgres:purge:${host.table}`;
   let state: 'idle' | 'armed' | 'stopped' = 'idle';
@@ -174,9 +174,15 @@ function settings(options: PurgeOptions): Required<PurgeOptions> {
   const s = { ...DEFAULTS, ...options };
   const everyMs = positiveMs(s.everyMs, 'purge.everyMs');
   if (everyMs > MAX_TIMER_MS) {
-    throw new RangeError(`${NAME} purge.everyMs must be at most ${MAX_TIMER_MS} ms (24.8 days), the longest timer Node keeps; got ${everyMs}.`);
+    throw new RangeError(
+      `${NAME} purge.everyMs must be at most ${MAX_TIMER_MS} ms (24.8 days), the longest timer Node keeps; got ${everyMs}.`,
+    );
   }
-  return { everyMs, batchSize: positiveMs(s.batchSize, 'purge.batchSize', 'rows'), maxRowsPerRun: positiveMs(s.maxRowsPerRun, 'purge.maxRowsPerRun', 'rows') };
+  return {
+    everyMs,
+    batchSize: positiveMs(s.batchSize, 'purge.batchSize', 'rows'),
+    maxRowsPerRun: positiveMs(s.maxRowsPerRun, 'purge.maxRowsPerRun', 'rows'),
+  };
 }
 
 function logFailure(table: string, everyMs: number, error: unknown): void {

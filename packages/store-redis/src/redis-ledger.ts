@@ -33,7 +33,13 @@ const SCRIPTS: Record<keyof LedgerCommands, [string, number]> = {
  *
  * `ready` waits for the connection (the store's, so a ledger call never sits in an offline queue).
  */
-export function redisLedger(client: Redis | Cluster, prefix: string, settings: RedisLedgerSettings, ready: () => Promise<void>, storeRetentionMs?: number): Ledger {
+export function redisLedger(
+  client: Redis | Cluster,
+  prefix: string,
+  settings: RedisLedgerSettings,
+  ready: () => Promise<void>,
+  storeRetentionMs?: number,
+): Ledger {
   const { maxEntries, maxRefusals } = settings;
   const retentionMs = Math.ceil(settings.retentionMs);
   const deadMs = Math.ceil(settings.deadLetterRetentionMs);
@@ -52,7 +58,9 @@ export function redisLedger(client: Redis | Cluster, prefix: string, settings: R
       return await fn();
     } catch (cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
-      const fix = /WRONGTYPE/.test(reason) ? 'Delete the key the reason names (it is not one the ledger made), or use another prefix.' : 'Check that Redis is running and reachable at the configured URL (REDIS_URL).';
+      const fix = /WRONGTYPE/.test(reason)
+        ? 'Delete the key the reason names (it is not one the ledger made), or use another prefix.'
+        : 'Check that Redis is running and reachable at the configured URL (REDIS_URL).';
       throw new Error(`${NAME} could not ${what} (${reason}). ${fix}`, { cause });
     }
   }
@@ -90,7 +98,9 @@ export function redisLedger(client: Redis | Cluster, prefix: string, settings: R
       let removed = 0;
       for (let i = 0; i < unique.length; i += CHUNK) {
         const chunk = unique.slice(i, i + CHUNK);
-        removed += Number(await run(`remove ${chunk.length} ledger records`, () => scripts.payhookLedgerRemoveV2(...common(Date.now()), ...chunk)));
+        removed += Number(
+          await run(`remove ${chunk.length} ledger records`, () => scripts.payhookLedgerRemoveV2(...common(Date.now()), ...chunk)),
+        );
       }
       return removed;
     },

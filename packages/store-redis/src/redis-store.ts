@@ -81,7 +81,9 @@ const SCRIPTS: Record<keyof ScriptCommands, string> = {
 export function redisStore(options: RedisStoreOptions): RedisStore {
   const prefix = options.prefix ?? 'payhook:';
   if (/[{}]/.test(prefix)) {
-    throw new TypeError(`${NAME} prefix must not contain "{" or "}" (got ${JSON.stringify(prefix)}): the store puts each key in its own hash tag. Use a prefix like "shop:payhook:".`);
+    throw new TypeError(
+      `${NAME} prefix must not contain "{" or "}" (got ${JSON.stringify(prefix)}): the store puts each key in its own hash tag. Use a prefix like "shop:payhook:".`,
+    );
   }
   const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
   const timeoutMs = positiveMs(options.commandTimeoutMs ?? 2_000, 'commandTimeoutMs');
@@ -154,9 +156,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
       const token = randomUUID();
-      const r = (await call('claim', key, () =>
-        scripts.payhookClaimV1(...keys(key), token, lease, Math.max(retentionMs, lease)),
-      )) as [string, unknown, unknown?];
+      const r = (await call('claim', key, () => scripts.payhookClaimV1(...keys(key), token, lease, Math.max(retentionMs, lease)))) as [
+        string,
+        unknown,
+        unknown?,
+      ];
       if (r[0] === 'claimed') return { status: 'claimed', token, attempt: Number(r[1]) };
       if (r[0] === 'done') return { status: 'done', outcome: outcomeOf(r[1]), completedAt: Number(r[2]) };
       return { status: 'in-progress', leaseExpiresAt: Number(r[1]) };

@@ -1,12 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  EVENT_NAMES,
-  isPaymentEventName,
-  paymentEventSchema,
-  STATUS_AFTER,
-  type PaymentEvent,
-  type PaymentEventName,
-} from '@payhook/core';
+import { EVENT_NAMES, isPaymentEventName, paymentEventSchema, STATUS_AFTER, type PaymentEvent, type PaymentEventName } from '@payhook/core';
 import { serviceFeeFor } from '@payhook/core/api';
 
 /** What `createEvent` lets a test set: any field of the payload, `customer` in part, and extra fields (they pass through). */
@@ -103,7 +96,9 @@ export function createEvents<const N extends readonly PaymentEventName[]>(
   overrides: EventOverrides = {},
 ): { [I in keyof N]: PaymentEvent<N[I]> } {
   if (!Array.isArray(names) || names.length === 0) {
-    throw new TypeError('[@payhook/testing] createEvents takes a non-empty list of event names, e.g. createEvents([\'payment.success\', \'payment.refunded\']).');
+    throw new TypeError(
+      "[@payhook/testing] createEvents takes a non-empty list of event names, e.g. createEvents(['payment.success', 'payment.refunded']).",
+    );
   }
   const first = createEvent(names[0]!, overrides);
   const shared = {

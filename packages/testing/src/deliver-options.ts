@@ -46,7 +46,7 @@ function delaysOf(schedule: DeliverOptions['retrySchedule']): readonly number[] 
   if (schedule === false) return [];
   if (Array.isArray(schedule) && schedule.every((d) => typeof d === 'number' && Number.isFinite(d) && d >= 0)) return schedule;
   throw new TypeError(
-    '[@payhook/testing] deliver: retrySchedule must be true (the service\'s 1, 2, 4, 8 minutes), false (no retries) or a list of delays in ms, e.g. [60000, 120000].',
+    "[@payhook/testing] deliver: retrySchedule must be true (the service's 1, 2, 4, 8 minutes), false (no retries) or a list of delays in ms, e.g. [60000, 120000].",
   );
 }
 

@@ -60,7 +60,11 @@ function itemOf(value: unknown, index: number): DeliveredItem | undefined {
 export function deliveredItems(received: unknown): DeliveredItem[] | undefined {
   const result = received as Partial<DeliverResult> | undefined;
   const list =
-    typeof result === 'object' && result !== null && Array.isArray(result.deliveries) ? result.deliveries : Array.isArray(received) ? received : [received];
+    typeof result === 'object' && result !== null && Array.isArray(result.deliveries)
+      ? result.deliveries
+      : Array.isArray(received)
+        ? received
+        : [received];
   const items: DeliveredItem[] = [];
   for (const value of list as unknown[]) {
     const item = itemOf(value, items.length);

@@ -91,5 +91,10 @@ export function recordRuns(): HandlerRuns {
 
 /** Whether a value is a `HandlerRuns` record (for the matchers). */
 export function isHandlerRuns(value: unknown): value is HandlerRuns {
-  return typeof value === 'object' && value !== null && typeof (value as HandlerRuns).track === 'function' && Array.isArray((value as HandlerRuns).list);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as HandlerRuns).track === 'function' &&
+    Array.isArray((value as HandlerRuns).list)
+  );
 }

@@ -1,5 +1,12 @@
 export { createEvent, createEvents, newReference, type EventOverrides } from './create-event.js';
-export { signedBody, signedRequest, type EventOrBytes, type SignedBody, type SignedRequestOptions, type SignOptions } from './signed-request.js';
+export {
+  signedBody,
+  signedRequest,
+  type EventOrBytes,
+  type SignedBody,
+  type SignedRequestOptions,
+  type SignOptions,
+} from './signed-request.js';
 export {
   connect,
   type Connection,

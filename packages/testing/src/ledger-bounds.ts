@@ -19,7 +19,11 @@ export function refusalsRetentionAndRemoval({ open, entry, idAt }: LedgerCases):
   describe('refusals, retention and removal', () => {
     // A refusal as the receiver writes it: an unsigned request, its body's hash and prefix only.
     const refusal = (t: number, fields: Partial<LedgerEntry> = {}): LedgerEntry => {
-      const { body, bodyEncoding, attempt, secretIndex, dedupeKey, ...rest } = entry(t, { signature: 'invalid', outcome: 'unauthorized', status: 401 });
+      const { body, bodyEncoding, attempt, secretIndex, dedupeKey, ...rest } = entry(t, {
+        signature: 'invalid',
+        outcome: 'unauthorized',
+        status: 401,
+      });
       return { ...rest, bodySha256: 'ab'.repeat(32), bodyPrefix: '{"event":"payment.success","reference":"ref\\u0000', ...fields };
     };
 
@@ -37,9 +41,19 @@ export function refusalsRetentionAndRemoval({ open, entry, idAt }: LedgerCases):
       // Trimming may lag a batch behind, never more; the newest are the ones kept.
       expect(refusals.length).toBeGreaterThanOrEqual(5);
       expect(refusals.length).toBeLessThanOrEqual(15);
-      expect(refusals.slice(0, 5).map((e) => e.id)).toEqual(flood.slice(-5).map((e) => e.id).reverse());
+      expect(refusals.slice(0, 5).map((e) => e.id)).toEqual(
+        flood
+          .slice(-5)
+          .map((e) => e.id)
+          .reverse(),
+      );
       expect(refusals[0]).toEqual(flood.at(-1));
-      expect(kept.filter((e) => e.signature === 'valid').map((e) => e.id)).toEqual([...accepted].reverse().map((e) => e.id).concat(dead.id));
+      expect(kept.filter((e) => e.signature === 'valid').map((e) => e.id)).toEqual(
+        [...accepted]
+          .reverse()
+          .map((e) => e.id)
+          .concat(dead.id),
+      );
       expect((await ledger.list({ deadLetters: 'open', limit: 1000 })).map((e) => e.id)).toContain(dead.id);
     });
 
@@ -86,9 +100,15 @@ export function refusalsRetentionAndRemoval({ open, entry, idAt }: LedgerCases):
       const ledger = await open();
       const t = Date.now();
       const [ada, abebe] = [`ada-${randomUUID()}@example.com`, `+251 9${String(t).slice(-8)}`];
-      const bodyOf = (email: string | null, phone: string) => JSON.stringify({ event: 'payment.success', reference: 'r', customer: { name: 'x', email, phone } });
+      const bodyOf = (email: string | null, phone: string) =>
+        JSON.stringify({ event: 'payment.success', reference: 'r', customer: { name: 'x', email, phone } });
       const hers = entry(t, { reference: `ref_${randomUUID()}`, body: bodyOf(ada.toUpperCase(), '251911000000') });
-      const herDead = entry(t + 1, { reference: `ref_${randomUUID()}`, body: bodyOf(ada, '251911000000'), outcome: 'rejected', deadLetter: { reason: 'rejected', at: t } });
+      const herDead = entry(t + 1, {
+        reference: `ref_${randomUUID()}`,
+        body: bodyOf(ada, '251911000000'),
+        outcome: 'rejected',
+        deadLetter: { reason: 'rejected', at: t },
+      });
       const his = entry(t + 2, { reference: `ref_${randomUUID()}`, body: bodyOf(null, abebe) });
       const payment = `ref_${randomUUID()}`;
       const paid = [entry(t + 3, { reference: payment }), entry(t + 4, { reference: payment, outcome: 'duplicate' })];

@@ -75,7 +75,14 @@ export function ledgerConformance(name: string, subject: LedgerUnderTest): void 
         const outcomes: DeliveryOutcome[] = ['processed', 'duplicate', 'in-progress', 'failed', 'accepted', 'unauthorized'];
         for (let i = 0; i < 12; i++) {
           const outcome = outcomes[i % outcomes.length]!;
-          written.push(entry(t0 + i * 1000, { reference: i < 6 ? ref : `${ref}-other`, outcome, event: i % 2 ? 'payment.refunded' : 'payment.success', attempt: i + 1 }));
+          written.push(
+            entry(t0 + i * 1000, {
+              reference: i < 6 ? ref : `${ref}-other`,
+              outcome,
+              event: i % 2 ? 'payment.refunded' : 'payment.success',
+              attempt: i + 1,
+            }),
+          );
         }
         await ledger.append(written.slice(0, 5));
         await ledger.append(written.slice(5));
@@ -88,13 +95,23 @@ export function ledgerConformance(name: string, subject: LedgerUnderTest): void 
 
       it('lists newest first, filtered by reference', async () => {
         const mine = await ledger.list({ reference: ref });
-        expect(mine.map((e) => e.id)).toEqual(written.slice(0, 6).map((e) => e.id).reverse());
+        expect(mine.map((e) => e.id)).toEqual(
+          written
+            .slice(0, 6)
+            .map((e) => e.id)
+            .reverse(),
+        );
       });
 
       it('filters by event, outcome and time range, all at once', async () => {
         const refs = [ref, `${ref}-other`];
         const byEvent = (await ledger.list({ event: 'payment.refunded', limit: 1000 })).filter((e) => refs.includes(e.reference!));
-        expect(byEvent.map((e) => e.id)).toEqual(written.filter((e) => e.event === 'payment.refunded').map((e) => e.id).reverse());
+        expect(byEvent.map((e) => e.id)).toEqual(
+          written
+            .filter((e) => e.event === 'payment.refunded')
+            .map((e) => e.id)
+            .reverse(),
+        );
         const failed = await ledger.list({ reference: ref, outcome: 'failed' });
         expect(failed.map((e) => e.id)).toEqual([written[3]!.id]);
         const window = await ledger.list({ reference: `${ref}-other`, since: t0 + 7000, until: t0 + 10_000 });
@@ -110,7 +127,12 @@ export function ledgerConformance(name: string, subject: LedgerUnderTest): void 
           if (page.length < 4) break;
           before = page[page.length - 1]!.id;
         }
-        expect(pages).toEqual(written.slice(6).map((e) => e.id).reverse());
+        expect(pages).toEqual(
+          written
+            .slice(6)
+            .map((e) => e.id)
+            .reverse(),
+        );
       });
 
       it('refuses a page size out of range, with a message that names the limit', async () => {
@@ -165,7 +187,12 @@ export function ledgerConformance(name: string, subject: LedgerUnderTest): void 
         // Trimming may lag a batch behind, never more.
         expect(kept.length).toBeGreaterThanOrEqual(21);
         expect(kept.length).toBeLessThanOrEqual(31);
-        expect(kept.slice(0, 20).map((e) => e.id)).toEqual(rest.slice(-20).map((e) => e.id).reverse());
+        expect(kept.slice(0, 20).map((e) => e.id)).toEqual(
+          rest
+            .slice(-20)
+            .map((e) => e.id)
+            .reverse(),
+        );
         expect(kept.at(-1)!.id).toBe(dead.id);
         expect(await ledger.get(dead.id)).toBeDefined();
         expect(await ledger.get(rest[0]!.id)).toBeUndefined();

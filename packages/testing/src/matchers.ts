@@ -77,8 +77,14 @@ function describeRecord(key: string, record: StoreRecord | undefined): { ok: boo
   switch (record.state) {
     case 'done':
       return record.outcome === 'ok'
-        ? { ok: true, text: `the store marks ${key} done (handlers returned, after ${record.attempt} run${record.attempt === 1 ? '' : 's'})` }
-        : { ok: false, text: `the store marks ${key} done with outcome "rejected": a handler threw NonRetriableError, so it was not processed` };
+        ? {
+            ok: true,
+            text: `the store marks ${key} done (handlers returned, after ${record.attempt} run${record.attempt === 1 ? '' : 's'})`,
+          }
+        : {
+            ok: false,
+            text: `the store marks ${key} done with outcome "rejected": a handler threw NonRetriableError, so it was not processed`,
+          };
     case 'claimed':
       return {
         ok: false,
@@ -118,10 +124,16 @@ export const payhookMatchers = {
     } else if (typeof referenceOrEvent === 'object' && referenceOrEvent !== null && typeof referenceOrEvent.reference === 'string') {
       event = referenceOrEvent;
     } else {
-      throw new TypeError('[@payhook/testing] toHaveProcessedExactlyOnce takes (reference, eventName) or an event object (see createEvent).');
+      throw new TypeError(
+        '[@payhook/testing] toHaveProcessedExactlyOnce takes (reference, eventName) or an event object (see createEvent).',
+      );
     }
 
-    const holder = (typeof received === 'object' && received !== null ? received : {}) as { receiver?: unknown; runs?: unknown; store?: unknown };
+    const holder = (typeof received === 'object' && received !== null ? received : {}) as {
+      receiver?: unknown;
+      runs?: unknown;
+      store?: unknown;
+    };
     const runs: HandlerRuns | undefined = isHandlerRuns(received) ? received : isHandlerRuns(holder.runs) ? holder.runs : undefined;
     const receiver = isReceiver(received) ? received : isReceiver(holder.receiver) ? holder.receiver : undefined;
     const store = receiver?.store ?? (isStore(received) ? received : undefined);
@@ -153,7 +165,10 @@ export const payhookMatchers = {
       message: () =>
         pass
           ? `expected ${what} not to have been processed exactly once, but ${findings.map((f) => f.text).join('; and ')}`
-          : `expected ${what} to have been processed exactly once, but ${findings.filter((f) => !f.ok).map((f) => f.text).join('; and ')}`,
+          : `expected ${what} to have been processed exactly once, but ${findings
+              .filter((f) => !f.ok)
+              .map((f) => f.text)
+              .join('; and ')}`,
     };
   },
 

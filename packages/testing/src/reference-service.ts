@@ -118,7 +118,9 @@ export async function startReferenceService(options: StartReferenceServiceOption
   const apiKey = options.apiKey ?? generateApiKey('sandbox');
   const webhookSecret = options.webhookSecret ?? generateWebhookSecret();
   if (!apiKey.startsWith('sk_test_')) {
-    throw new TypeError('[@payhook/testing] startReferenceService: apiKey must be a sandbox key (sk_test_…), or leave it out to generate one.');
+    throw new TypeError(
+      '[@payhook/testing] startReferenceService: apiKey must be a sandbox key (sk_test_…), or leave it out to generate one.',
+    );
   }
 
   // The relay: the service needs its callback URL at start, the app usually exists only later.
@@ -126,9 +128,15 @@ export async function startReferenceService(options: StartReferenceServiceOption
   const { callbackUrl } = relay;
 
   const header = options.signatureHeader;
-  if (header !== undefined && options.service?.signatureHeader !== undefined && options.service.signatureHeader.toLowerCase() !== header.toLowerCase()) {
+  if (
+    header !== undefined &&
+    options.service?.signatureHeader !== undefined &&
+    options.service.signatureHeader.toLowerCase() !== header.toLowerCase()
+  ) {
     await relay.close();
-    throw new TypeError(`[@payhook/testing] startReferenceService: signatureHeader is ${JSON.stringify(header)} but service.signatureHeader is ${JSON.stringify(options.service.signatureHeader)}; give it once, at the top.`);
+    throw new TypeError(
+      `[@payhook/testing] startReferenceService: signatureHeader is ${JSON.stringify(header)} but service.signatureHeader is ${JSON.stringify(options.service.signatureHeader)}; give it once, at the top.`,
+    );
   }
 
   let service: ReferenceService;
@@ -144,7 +152,9 @@ export async function startReferenceService(options: StartReferenceServiceOption
     if (options.startAt !== undefined) {
       const startAt = typeof options.startAt === 'number' ? options.startAt : options.startAt.getTime();
       if (!(startAt >= service.clock.now())) {
-        throw new RangeError('[@payhook/testing] startReferenceService: startAt must not be in the past (the virtual clock only moves forward).');
+        throw new RangeError(
+          '[@payhook/testing] startReferenceService: startAt must not be in the past (the virtual clock only moves forward).',
+        );
       }
       await service.clock.advance(startAt - service.clock.now());
     }
@@ -175,7 +185,9 @@ export async function startReferenceService(options: StartReferenceServiceOption
     }
     if (!res.ok) {
       const message = (json as { data?: { message?: unknown } } | undefined)?.data?.message;
-      throw new Error(`[@payhook/testing] ${method} ${path} failed (${res.status}): ${typeof message === 'string' ? message : text || `HTTP ${res.status}`}`);
+      throw new Error(
+        `[@payhook/testing] ${method} ${path} failed (${res.status}): ${typeof message === 'string' ? message : text || `HTTP ${res.status}`}`,
+      );
     }
     return json as T;
   }

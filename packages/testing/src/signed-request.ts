@@ -75,7 +75,10 @@ export interface SignedRequestOptions extends SignOptions {
  * expect(response.status).toBe(200);
  */
 export function signedRequest(eventOrBytes: EventOrBytes, options: SignedRequestOptions): Request {
-  const { body, headers } = signedBody(eventOrBytes, { secret: checkSecret(options, 'signedRequest'), signatureHeader: options.signatureHeader });
+  const { body, headers } = signedBody(eventOrBytes, {
+    secret: checkSecret(options, 'signedRequest'),
+    signatureHeader: options.signatureHeader,
+  });
   return new Request(options.url ?? 'http://127.0.0.1/webhooks', {
     method: 'POST',
     headers: { ...headers, ...options.headers },

@@ -80,7 +80,9 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
         const r = await store.claim(witness, 5_000);
         if (r.status === 'claimed') return;
         if (subject.advance || Date.now() > end) {
-          throw new Error(`a claim with a lease of ${leaseMs} ms could still not be taken over ${subject.advance ? `after the clock moved ${leaseMs} ms` : `${LAPSE_TIMEOUT_MS} ms after it ended`} (claim says ${r.status}); a lease must end when its time is up.`);
+          throw new Error(
+            `a claim with a lease of ${leaseMs} ms could still not be taken over ${subject.advance ? `after the clock moved ${leaseMs} ms` : `${LAPSE_TIMEOUT_MS} ms after it ended`} (claim says ${r.status}); a lease must end when its time is up.`,
+          );
         }
         await sleep(20);
       }
@@ -174,7 +176,8 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       const first = await store.get(k);
       expect(await store.extend(k, c.token, 60_000)).toBe(true);
       const extended = await store.get(k);
-      if (first?.state !== 'claimed' || extended?.state !== 'claimed') throw new Error(`expected a claimed record; got ${JSON.stringify([first, extended])}`);
+      if (first?.state !== 'claimed' || extended?.state !== 'claimed')
+        throw new Error(`expected a claimed record; got ${JSON.stringify([first, extended])}`);
       // Extended by a minute at a moment no earlier than the claim: the lease now ends about a minute
       // after the first one did (less the 300 ms of the first, and some slack for a store that rounds its clock).
       expect(extended.leaseExpiresAt - first.leaseExpiresAt).toBeGreaterThanOrEqual(59_000);
@@ -213,15 +216,14 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
     });
 
     // Only a shared backend can be reached by several clients; the memory store lives in one.
-    if (subject.shared) it('gives exactly one claim across several clients of one backend', async () => {
-      const clients = await Promise.all([open(), open(), open(), open()]);
-      for (let round = 0; round < 20; round++) {
-        const k = key();
-        const results = await Promise.all(
-          Array.from({ length: 40 }, (_, i) => clients[i % clients.length]!.claim(k, 5_000)),
-        );
-        expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1);
-      }
-    });
+    if (subject.shared)
+      it('gives exactly one claim across several clients of one backend', async () => {
+        const clients = await Promise.all([open(), open(), open(), open()]);
+        for (let round = 0; round < 20; round++) {
+          const k = key();
+          const results = await Promise.all(Array.from({ length: 40 }, (_, i) => clients[i % clients.length]!.claim(k, 5_000)));
+          expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1);
+        }
+      });
   });
 }

@@ -69,11 +69,15 @@ export interface ResolvedTarget {
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+  return (
+    (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
+  );
 }
 
 const fn = (value: unknown, name: string) =>
-  (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as Record<string, unknown>)[name] === 'function';
+  (typeof value === 'object' || typeof value === 'function') &&
+  value !== null &&
+  typeof (value as Record<string, unknown>)[name] === 'function';
 
 function overHttp(kind: 'url' | 'node' | 'server', base: URL, webhookPath: string | undefined, close: () => Promise<void>): ResolvedTarget {
   return {
@@ -119,7 +123,9 @@ export async function resolveTarget(target: DeliveryTarget, options: TargetOptio
     try {
       url = new URL(target);
     } catch {
-      throw new TypeError(`[@payhook/testing] the target "${String(target)}" is not an absolute URL; pass e.g. "http://127.0.0.1:3000/webhooks", or the app itself.`);
+      throw new TypeError(
+        `[@payhook/testing] the target "${String(target)}" is not an absolute URL; pass e.g. "http://127.0.0.1:3000/webhooks", or the app itself.`,
+      );
     }
     return overHttp('url', url, undefined, async () => {});
   }
@@ -141,7 +147,10 @@ export async function resolveTarget(target: DeliveryTarget, options: TargetOptio
           if (value === undefined) continue;
           for (const v of Array.isArray(value) ? value : [value]) out.append(name, String(v));
         }
-        return new Response(NULL_BODY.has(res.statusCode) ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers: out });
+        return new Response(NULL_BODY.has(res.statusCode) ? null : new Uint8Array(res.rawPayload), {
+          status: res.statusCode,
+          headers: out,
+        });
       },
       close: async () => {},
     };
@@ -198,7 +207,9 @@ function inProcess(handler: FetchHandler, webhookPath: string): ResolvedTarget {
       });
       const response = await handler(request);
       if (!(response instanceof Response)) {
-        throw new TypeError('[@payhook/testing] the fetch handler did not return a Response; return one (e.g. `receiver.handle(request)`).');
+        throw new TypeError(
+          '[@payhook/testing] the fetch handler did not return a Response; return one (e.g. `receiver.handle(request)`).',
+        );
       }
       return response;
     },

@@ -52,7 +52,9 @@ export async function startWebhookRelay(): Promise<WebhookRelay> {
         } catch (error) {
           // What the service would see from an app that crashed: an error status.
           if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: `[@payhook/testing] the target failed: ${error instanceof Error ? error.message : String(error)}` }));
+          res.end(
+            JSON.stringify({ error: `[@payhook/testing] the target failed: ${error instanceof Error ? error.message : String(error)}` }),
+          );
         }
       })();
     });

@@ -10,7 +10,16 @@ import { payhookExpress } from '@payhook/express';
 import { payhookFastify } from '@payhook/fastify';
 import { payhookHono } from '@payhook/hono';
 import { payhookNext } from '@payhook/next';
-import { createEvent, createEvents, deliver, manualClock, payhookMatchers, recordRuns, signedRequest, type DeliveryTarget } from '@payhook/testing';
+import {
+  createEvent,
+  createEvents,
+  deliver,
+  manualClock,
+  payhookMatchers,
+  recordRuns,
+  signedRequest,
+  type DeliveryTarget,
+} from '@payhook/testing';
 
 expect.extend(payhookMatchers);
 
@@ -25,7 +34,13 @@ afterEach(async () => {
 
 /** A receiver whose handlers record every run and count their effects; `onReport` sees every outcome. */
 function app(
-  options: { budgetMs?: number; handler?: (n: number) => unknown; clock?: Clock; onReport?: (r: DeliveryReport) => void; onInProgress?: 'wait' | 'retry' } = {},
+  options: {
+    budgetMs?: number;
+    handler?: (n: number) => unknown;
+    clock?: Clock;
+    onReport?: (r: DeliveryReport) => void;
+    onInProgress?: 'wait' | 'retry';
+  } = {},
 ) {
   const runs = recordRuns();
   const effects: string[] = [];
@@ -110,7 +125,8 @@ describe('deliver to every kind of target', () => {
       expect(first.filter((o) => o === 'processed')).toHaveLength(1);
       expect(first.every((o) => ['processed', 'in-progress', 'duplicate'].includes(o!))).toBe(true);
       // Copies refused with 409 were retried a virtual minute later, and answered as duplicates.
-      for (const a of result.attempts.filter((x) => x.number === 2)) expect(a).toMatchObject({ at: 60_000, status: 200, outcome: 'duplicate' });
+      for (const a of result.attempts.filter((x) => x.number === 2))
+        expect(a).toMatchObject({ at: 60_000, status: 200, outcome: 'duplicate' });
     });
   }
 
@@ -147,7 +163,9 @@ describe('signatureHeader', () => {
     const result = await deliver(url, event, { secret, signatureHeader: 'X-Epay-Signature' });
     expect(names).toEqual([['x-epay-signature']]);
     expect([result.statuses, runs]).toEqual([[200], [event.reference]]);
-    expect(() => signedRequest(createEvent('payment.success'), { secret, signatureHeader: 'not a header' })).toThrow(/signatureHeader must be an HTTP header name/);
+    expect(() => signedRequest(createEvent('payment.success'), { secret, signatureHeader: 'not a header' })).toThrow(
+      /signatureHeader must be an HTTP header name/,
+    );
   });
 });
 
@@ -295,11 +313,19 @@ describe('mistakes are explained', () => {
     const event = createEvent('payment.success');
     const ok = () => new Response(null);
     await expect(deliver(ok, event, {} as { secret: string })).rejects.toThrow(/^\[@payhook\/testing\] deliver needs \{ secret \}/);
-    await expect(deliver(ok, event, { secret, duplicates: 0 })).rejects.toThrow(/^\[@payhook\/testing\] deliver: duplicates must be a whole number/);
+    await expect(deliver(ok, event, { secret, duplicates: 0 })).rejects.toThrow(
+      /^\[@payhook\/testing\] deliver: duplicates must be a whole number/,
+    );
     await expect(deliver(ok, [], { secret })).rejects.toThrow(/^\[@payhook\/testing\] deliver: pass at least one event/);
-    await expect(deliver(Promise.resolve(ok) as never, event, { secret })).rejects.toThrow(/^\[@payhook\/testing\] the target is a Promise: await it/);
+    await expect(deliver(Promise.resolve(ok) as never, event, { secret })).rejects.toThrow(
+      /^\[@payhook\/testing\] the target is a Promise: await it/,
+    );
     await expect(deliver({} as never, event, { secret })).rejects.toThrow(/^\[@payhook\/testing\] unknown target/);
-    await expect(deliver('not a url', event, { secret })).rejects.toThrow(/^\[@payhook\/testing\] the target "not a url" is not an absolute URL/);
-    await expect(deliver(ok, event, { secret, retrySchedule: [-1] })).rejects.toThrow(/^\[@payhook\/testing\] deliver: retrySchedule must be/);
+    await expect(deliver('not a url', event, { secret })).rejects.toThrow(
+      /^\[@payhook\/testing\] the target "not a url" is not an absolute URL/,
+    );
+    await expect(deliver(ok, event, { secret, retrySchedule: [-1] })).rejects.toThrow(
+      /^\[@payhook\/testing\] deliver: retrySchedule must be/,
+    );
   });
 });

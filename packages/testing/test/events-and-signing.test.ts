@@ -42,7 +42,9 @@ describe('createEvent', () => {
     expect(() => createEvent('payment.success', { amount: '12' })).toThrow(
       /^\[@payhook\/testing\] createEvent\('payment\.success'\): the override of amount makes an invalid payload/,
     );
-    expect(() => createEvent('payment.disputed' as never)).toThrow(/^\[@payhook\/testing\] createEvent: "payment\.disputed" is not an event of the service/);
+    expect(() => createEvent('payment.disputed' as never)).toThrow(
+      /^\[@payhook\/testing\] createEvent: "payment\.disputed" is not an event of the service/,
+    );
   });
 
   it('createEvents gives the events of one transaction', () => {
@@ -58,7 +60,7 @@ describe('createEvent', () => {
 });
 
 describe('signedBody and signedRequest', () => {
-  it('sign with the service\'s scheme (checked against a vector computed with openssl)', () => {
+  it("sign with the service's scheme (checked against a vector computed with openssl)", () => {
     // printf '%s' '{"event":"payment.success"}' | openssl dgst -sha256 -hmac whsec_signing_tests
     const golden = 'sha256=90d9757602204f39d1bf433e9547003997c26e99ea21e489ed45cbb86342cf06';
     const signed = signedBody('{"event":"payment.success"}', { secret });
@@ -78,7 +80,9 @@ describe('signedBody and signedRequest', () => {
     expect([response.status, await response.json()]).toEqual([200, { outcome: 'processed' }]);
     const wrong = await receiver.handle(signedRequest(createEvent('payment.success'), { secret: 'whsec_other' }));
     expect(wrong.status).toBe(401);
-    const tampered = await receiver.handle(signedRequest(event, { secret, headers: { 'x-service-signature': `sha256=${'0'.repeat(64)}` } }));
+    const tampered = await receiver.handle(
+      signedRequest(event, { secret, headers: { 'x-service-signature': `sha256=${'0'.repeat(64)}` } }),
+    );
     expect(tampered.status).toBe(401);
 
     const app = express();
@@ -112,7 +116,9 @@ describe('signedBody and signedRequest', () => {
     // Without a cast: JSON.parse and fetch's Request take it as it is.
     expect(JSON.parse(signed.body)).toEqual(event);
     const receiver = createReceiver({ secret, logger: quiet }).onAny(() => {});
-    const response = await receiver.handle(new Request('http://shop.test/webhooks', { method: 'POST', headers: signed.headers, body: signed.body }));
+    const response = await receiver.handle(
+      new Request('http://shop.test/webhooks', { method: 'POST', headers: signed.headers, body: signed.body }),
+    );
     expect(response.status).toBe(200);
   });
 });

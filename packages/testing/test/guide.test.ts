@@ -19,7 +19,17 @@ it.each([
 it('the guide names only helpers the package exports', async () => {
   const api = await import('@payhook/testing');
   const guide = read('../../../docs/testing.md');
-  for (const name of ['createEvent', 'createEvents', 'signedBody', 'signedRequest', 'deliver', 'startReferenceService', 'recordRuns', 'payhookMatchers', 'connect']) {
+  for (const name of [
+    'createEvent',
+    'createEvents',
+    'signedBody',
+    'signedRequest',
+    'deliver',
+    'startReferenceService',
+    'recordRuns',
+    'payhookMatchers',
+    'connect',
+  ]) {
     expect(guide).toContain(`${name}(`.replace('payhookMatchers(', 'payhookMatchers'));
     expect(typeof (api as Record<string, unknown>)[name], name).not.toBe('undefined');
   }

@@ -132,7 +132,13 @@ describe('manualClock', () => {
   it('drives a receiver: the budget answers 202 exactly when it runs out', async () => {
     const clock = manualClock();
     const secret = 'whsec_manual_clock';
-    const receiver = createReceiver({ secret, clock, budgetMs: 200, store: memoryStore({ now: clock.now }), logger: { warn() {}, error() {} } });
+    const receiver = createReceiver({
+      secret,
+      clock,
+      budgetMs: 200,
+      store: memoryStore({ now: clock.now }),
+      logger: { warn() {}, error() {} },
+    });
     receiver.on('payment.success', () => clock.sleep(600));
     let status: number | undefined;
     const answered = receiver.handle(signedRequest(createEvent('payment.success'), { secret })).then((r) => (status = r.status));

@@ -54,7 +54,9 @@ describe('toHaveProcessedExactlyOnce', () => {
     const rejected = createEvent('payment.success');
     mode = 'reject';
     await deliver(receiver, rejected, { secret });
-    expect(await failure(() => expect(receiver).toHaveProcessedExactlyOnce(rejected))).toMatch(/done with outcome "rejected": a handler threw NonRetriableError/);
+    expect(await failure(() => expect(receiver).toHaveProcessedExactlyOnce(rejected))).toMatch(
+      /done with outcome "rejected": a handler threw NonRetriableError/,
+    );
   });
 
   it('counts the runs of a record: two completed runs fail it, whatever the store says', async () => {
@@ -104,10 +106,18 @@ describe('toHaveBeenDelivered', () => {
 
   it("names each attempt's outcome, and for refused signatures says to check the secret and the header the service sent", async () => {
     const receiver = createReceiver({ secret: 'whsec_not_the_one', store: memoryStore(), logger: quiet }).onAny(() => {});
-    const refused = await deliver(receiver, createEvent('payment.success'), { secret, signatureHeader: 'X-Epay-Signature', retrySchedule: [1_000] });
+    const refused = await deliver(receiver, createEvent('payment.success'), {
+      secret,
+      signatureHeader: 'X-Epay-Signature',
+      retrySchedule: [1_000],
+    });
     const message = await failure(() => expect(refused).toHaveBeenDelivered());
-    expect(message).toMatch(/^expected every delivery to get a 2xx:\n {2}delivery 0 \(payment\.success ref_\S+\): failed, attempts answered 401 unauthorized, 401 unauthorized\n/);
-    expect(message).toMatch(/hint: the receiver refused the signature \(401\): check that the receiver's secret is the webhook secret the service signs with/);
+    expect(message).toMatch(
+      /^expected every delivery to get a 2xx:\n {2}delivery 0 \(payment\.success ref_\S+\): failed, attempts answered 401 unauthorized, 401 unauthorized\n/,
+    );
+    expect(message).toMatch(
+      /hint: the receiver refused the signature \(401\): check that the receiver's secret is the webhook secret the service signs with/,
+    );
     expect(message).toMatch(/the receiver's signatureHeader names the header the service sent, x-epay-signature\.$/);
 
     // Other refusals get their outcome and no signature hint; a missing answer says why.
@@ -120,7 +130,9 @@ describe('toHaveBeenDelivered', () => {
       throw new Error('socket hang up');
     };
     const unanswered = await deliver(broken, createEvent('payment.success'), { secret, retrySchedule: false });
-    expect(await failure(() => expect(unanswered).toHaveBeenDelivered())).toMatch(/attempts answered no answer \(connection error: socket hang up\)$/);
+    expect(await failure(() => expect(unanswered).toHaveBeenDelivered())).toMatch(
+      /attempts answered no answer \(connection error: socket hang up\)$/,
+    );
   });
 
   it("reads the reference service's recorded answers: outcome and signature header", async () => {
@@ -130,7 +142,9 @@ describe('toHaveBeenDelivered', () => {
       const { reference } = await ref.createTransaction();
       await ref.pay(reference);
       const message = await failure(() => expect(ref.deliveries({ reference })).toHaveBeenDelivered());
-      expect(message).toMatch(/^expected every delivery to get a 2xx:\n {2}dlv_1 \(payment\.success P\w+\): retrying, attempts answered 401 unauthorized\n/);
+      expect(message).toMatch(
+        /^expected every delivery to get a 2xx:\n {2}dlv_1 \(payment\.success P\w+\): retrying, attempts answered 401 unauthorized\n/,
+      );
       expect(message).toMatch(/signatureHeader names the header the service sent, x-service-signature\.$/);
     } finally {
       await ref.close();

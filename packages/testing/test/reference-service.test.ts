@@ -5,7 +5,15 @@ import { createReceiver, createReconciler, memoryStore, type DeliveryReport, typ
 import { toNodeListener } from '@payhook/core/node';
 import { payhookExpress } from '@payhook/express';
 import { payhookHono } from '@payhook/hono';
-import { connect, manualClock, payhookMatchers, recordRuns, startReferenceService, type ManualClock, type TestReferenceService } from '@payhook/testing';
+import {
+  connect,
+  manualClock,
+  payhookMatchers,
+  recordRuns,
+  startReferenceService,
+  type ManualClock,
+  type TestReferenceService,
+} from '@payhook/testing';
 
 expect.extend(payhookMatchers);
 
@@ -200,7 +208,9 @@ describe('startReferenceService', () => {
     expect(ref.deliveries({ event: 'payment.success' })).toHaveLength(2);
     expect(ref.deliveries()).toHaveBeenDelivered();
     expect((await ref.client.transactions.retrieve(a.reference)).status).toBe('refunded');
-    await expect(ref.pay(a.reference)).rejects.toThrow(/^\[@payhook\/testing\] POST \/_sandbox\/transactions\/.*\/pay failed \(400\): Cannot pay/);
+    await expect(ref.pay(a.reference)).rejects.toThrow(
+      /^\[@payhook\/testing\] POST \/_sandbox\/transactions\/.*\/pay failed \(400\): Cannot pay/,
+    );
   });
 
   it('relays to any target and can switch targets; without one the service records 503s', async () => {

@@ -9,7 +9,12 @@ describe("startReferenceService's signatureHeader (issue 33)", () => {
     const ref = await startReferenceService({ signatureHeader: 'X-Epay-Signature' });
     try {
       const runs: string[] = [];
-      const receiver = createReceiver({ secret: ref.webhookSecret, signatureHeader: 'X-Epay-Signature', store: memoryStore(), logger: quiet }).on('payment.success', (event) => void runs.push(event.reference));
+      const receiver = createReceiver({
+        secret: ref.webhookSecret,
+        signatureHeader: 'X-Epay-Signature',
+        store: memoryStore(),
+        logger: quiet,
+      }).on('payment.success', (event) => void runs.push(event.reference));
       await ref.deliverTo(receiver);
       const { reference } = await ref.createTransaction();
       await ref.pay(reference);
@@ -22,7 +27,9 @@ describe("startReferenceService's signatureHeader (issue 33)", () => {
   });
 
   it('refuses two different headers, at the top and in service, saying to give it once', async () => {
-    await expect(startReferenceService({ signatureHeader: 'X-Epay-Signature', service: { signatureHeader: 'X-Other-Signature' } })).rejects.toThrow(
+    await expect(
+      startReferenceService({ signatureHeader: 'X-Epay-Signature', service: { signatureHeader: 'X-Other-Signature' } }),
+    ).rejects.toThrow(
       /^\[@payhook\/testing\] startReferenceService: signatureHeader is "X-Epay-Signature" but service\.signatureHeader is "X-Other-Signature"; give it once, at the top\.$/,
     );
   });

@@ -41,7 +41,8 @@ const receiver = createReceiver({
   budgetMs: Number(env('CHILD_BUDGET_MS', '8000')),
   logger: {
     warn() {},
-    error: (fields: DeliveryReport & { err?: unknown }, message: string) => console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),
+    error: (fields: DeliveryReport & { err?: unknown }, message: string) =>
+      console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),
   },
 });
 if (inProcess) receiver.onAny(() => new Promise((resolve) => setTimeout(resolve, handlerMs)));

@@ -37,7 +37,13 @@ const handler: EventHandler = async (event, ctx) => {
   if (announce) process.stdout.write(`POINT mid-handler ${event.reference}\n`);
   const ms = handlerMs();
   if (ms > 0) await sleep(ms);
-  if (effect !== 'transactional') await effects.query(insert, [run, effect === 'both' ? `plain:${event.reference}` : event.reference, ctx.job?.attempt ?? 0, process.pid]);
+  if (effect !== 'transactional')
+    await effects.query(insert, [
+      run,
+      effect === 'both' ? `plain:${event.reference}` : event.reference,
+      ctx.job?.attempt ?? 0,
+      process.pid,
+    ]);
   if (effect !== 'plain') await transactional(event, ctx);
 };
 
@@ -47,13 +53,18 @@ const common = {
   leaseMs: Number(env('CHILD_LEASE_MS', '30000')),
   logger: {
     warn() {},
-    error: (fields: DeliveryReport & { err?: unknown }, message: string) => console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),
+    error: (fields: DeliveryReport & { err?: unknown }, message: string) =>
+      console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),
   },
 };
 const stallMs = process.env.CHILD_STALL_MS ? Number(process.env.CHILD_STALL_MS) : undefined;
 const worker =
   engine === 'bullmq'
-    ? bullmqWorker({ ...common, queue: queue as PayhookBullmqQueue, bullmq: stallMs ? { lockDuration: stallMs, stalledInterval: stallMs, maxStalledCount: 100 } : undefined })
+    ? bullmqWorker({
+        ...common,
+        queue: queue as PayhookBullmqQueue,
+        bullmq: stallMs ? { lockDuration: stallMs, stalledInterval: stallMs, maxStalledCount: 100 } : undefined,
+      })
     : pgBossWorker({ ...common, queue: queue as PayhookPgBossQueue });
 worker.onAny(handler);
 await worker.start();

@@ -22,7 +22,9 @@ hono.all(
     return fromEnv.receiver;
   }),
 );
-hono.get('/hono/runs', (c) => (fromEnv ? runsAnswer(fromEnv, new URL(c.req.url)) : Response.json({ started: 0, finished: 0, record: null })));
+hono.get('/hono/runs', (c) =>
+  fromEnv ? runsAnswer(fromEnv, new URL(c.req.url)) : Response.json({ started: 0, finished: 0, record: null }),
+);
 hono.get('/hono/builds', () => Response.json({ builds: fromEnv?.builds ?? 0 }));
 
 export default {

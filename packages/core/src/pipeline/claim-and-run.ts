@@ -94,7 +94,10 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
   const plan = isPaymentEventName(event.event) ? s.planFor(event.event) : undefined;
   if (plan === undefined || plan.handlers.length === 0) return reportOf('ignored', fields);
   const started = input.budgetMs === Infinity ? 0 : s.clock.now();
-  const progress: Progress = { late: false, end: input.budgetMs === Infinity ? input.startedAt + (input.waitMs ?? 0) : started + input.budgetMs };
+  const progress: Progress = {
+    late: false,
+    end: input.budgetMs === Infinity ? input.startedAt + (input.waitMs ?? 0) : started + input.budgetMs,
+  };
 
   // Plain calls and branches rather than closures: this is every delivery's path.
   let claim: Awaitable<ClaimResult>;
@@ -124,14 +127,20 @@ function afterClaim(
 ): Awaitable<DeliveryReport> {
   if (progress.late) {
     // Answered 503 already: give a claim that landed after all back, so the service's retry can run the event.
-    if (claim.status === 'claimed') void attempt(() => s.ops.release(fields.dedupeKey!, claim.token), () => false);
+    if (claim.status === 'claimed')
+      void attempt(
+        () => s.ops.release(fields.dedupeKey!, claim.token),
+        () => false,
+      );
     return reportOf('store-unavailable', fields);
   }
   if (claim.status === 'done') return reportOf('duplicate', fields);
   if (claim.status === 'in-progress') {
     if (s.onInProgress === 'retry' || progress.waiting) return reportOf('in-progress', fields);
     progress.waiting = true;
-    return waitForRunning(s, fields.dedupeKey!, progress.end, () => progress.late, claim).then((c) => afterClaim(s, event, plan, input, fields, progress, c));
+    return waitForRunning(s, fields.dedupeKey!, progress.end, () => progress.late, claim).then((c) =>
+      afterClaim(s, event, plan, input, fields, progress, c),
+    );
   }
   progress.waiting = false;
   progress.token = claim.token;
@@ -154,7 +163,10 @@ function afterClaim(
 /** A run without a budget (a reconcile, a queue worker) keeps its claim alive itself while its handlers run. */
 function keptAlive(s: RunSettings, ctx: HandlerContext, ran: Promise<DeliveryReport>): Promise<DeliveryReport> {
   const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), () => {
-    void attempt(() => s.ops.extend(ctx.dedupeKey, ctx.claimToken, s.leaseMs), () => false);
+    void attempt(
+      () => s.ops.extend(ctx.dedupeKey, ctx.claimToken, s.leaseMs),
+      () => false,
+    );
   });
   return ran.finally(stop);
 }
@@ -184,7 +196,11 @@ function withinBudget(
       resolve(reportOf(waitUntil || s.afterBudget === 'accept' ? 'accepted' : 'deferred', fields));
       if (!waitUntil && s.afterBudget === 'accept') s.acceptedUnguarded?.();
       const key = fields.dedupeKey!;
-      const extend = () => void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
+      const extend = () =>
+        void attempt(
+          () => s.ops.extend(key, token, s.leaseMs),
+          () => false,
+        );
       extend();
       const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), extend);
       const reported = settled.then((late) => {
@@ -209,7 +225,13 @@ function runPlan(s: RunSettings, event: PaymentEvent, plan: Plan, ctx: HandlerCo
   );
 }
 
-function runHandlersAndComplete(s: RunSettings, event: PaymentEvent, plan: Plan, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
+function runHandlersAndComplete(
+  s: RunSettings,
+  event: PaymentEvent,
+  plan: Plan,
+  ctx: HandlerContext,
+  fields: DeliveryFields,
+): Awaitable<DeliveryReport> {
   let ran: Awaitable<void>;
   try {
     ran = s.run(plan.handlers, event, ctx);
@@ -217,12 +239,20 @@ function runHandlersAndComplete(s: RunSettings, event: PaymentEvent, plan: Plan,
     return threw(s, ctx, fields, error);
   }
   // One turn after the last handler settles, the done record is written.
-  if (isPromise(ran)) return ran.then(() => complete(s, ctx, 'ok', fields), (error: unknown) => threw(s, ctx, fields, error));
+  if (isPromise(ran))
+    return ran.then(
+      () => complete(s, ctx, 'ok', fields),
+      (error: unknown) => threw(s, ctx, fields, error),
+    );
   return complete(s, ctx, 'ok', fields);
 }
 
 /** Give the claim up so the service's retry runs the event again; if the store fails, the lease runs out by itself. */
-const release = (s: RunSettings, ctx: HandlerContext) => attempt(() => s.ops.release(ctx.dedupeKey, ctx.claimToken), () => false);
+const release = (s: RunSettings, ctx: HandlerContext) =>
+  attempt(
+    () => s.ops.release(ctx.dedupeKey, ctx.claimToken),
+    () => false,
+  );
 
 function threw(s: RunSettings, ctx: HandlerContext, fields: DeliveryFields, error: unknown): Awaitable<DeliveryReport> {
   if (isNonRetriableError(error)) return andThen(complete(s, ctx, 'rejected', fields), () => reportOf('rejected', { ...fields, error }));

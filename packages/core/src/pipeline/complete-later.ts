@@ -15,7 +15,10 @@ export function completeLater(s: RunSettings, key: string, token: string, outcom
     tries += 1;
     // complete is idempotent for its token, so a first complete that landed but went unanswered is fine.
     void andThen(
-      attempt<boolean | { error: unknown }>(() => s.ops.complete(key, token, s.doneRecord[outcome]), (error) => ({ error })),
+      attempt<boolean | { error: unknown }>(
+        () => s.ops.complete(key, token, s.doneRecord[outcome]),
+        (error) => ({ error }),
+      ),
       (held) => {
         if (typeof held === 'object') {
           if (tries >= 8) return void late(held.error);
@@ -28,7 +31,10 @@ export function completeLater(s: RunSettings, key: string, token: string, outcom
   };
   // Extend the claim first and retry well inside the lease, so it cannot lapse between tries and let a copy run.
   const keepAndRetry = () => {
-    void attempt(() => s.ops.extend(key, token, s.leaseMs), () => false);
+    void attempt(
+      () => s.ops.extend(key, token, s.leaseMs),
+      () => false,
+    );
     s.clock.setTimeout(retry, Math.min(s.leaseMs / 3, 250 * 2 ** tries));
   };
   keepAndRetry();

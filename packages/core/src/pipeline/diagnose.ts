@@ -63,13 +63,16 @@ export function headerDefect(header: unknown): HeaderDefect {
  * merchant can act on. Runs only on failure, never throws, and never changes the answer (a bare
  * 401); the body is examined for at most HINTS_PER_MINUTE refusals a minute, on bounded transforms.
  */
-export function createDiagnosis(s: DiagnoseSettings): (verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput) => Promise<SignatureDiagnosis> {
+export function createDiagnosis(
+  s: DiagnoseSettings,
+): (verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput) => Promise<SignatureDiagnosis> {
   // A secret padded with whitespace is a fact of the configuration: known once, free to report.
   const padded = s.secrets.some((secret) => secret.trim() !== secret && secret.trim() !== '');
   const mayExamine = perMinute(HINTS_PER_MINUTE, s.now);
   return async (verdict, input) => {
     if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
-    if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined) return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };
+    if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined)
+      return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };
     if (verdict.reason !== 'mismatch') return { reason: verdict.reason };
     const hints: SignatureHint[] = padded ? ['secret-whitespace'] : [];
     try {
@@ -121,7 +124,8 @@ function shallow(text: string): boolean {
 export function signatureFix(d: SignatureDiagnosis, header: string, mode?: string): string {
   switch (d.reason) {
     case 'missing':
-      if (d.signatureHeaderSeen === undefined) return `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`;
+      if (d.signatureHeaderSeen === undefined)
+        return `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`;
       // An ePay receiver is right: the sender is the one to fix (the reference service started without --signature-header).
       return header === 'x-epay-signature'
         ? `no ${header} header, but a ${d.signatureHeaderSeen} header came. ePay's real deliveries carry X-Epay-Signature, so keep the receiver as it is and fix the sender: start the reference service with --signature-header X-Epay-Signature (its --state file then keeps it). Set signatureHeader to '${d.signatureHeaderSeen}' only if your sender is meant to use it.`
@@ -155,7 +159,8 @@ const HINTS: Record<SignatureHint, (mode?: string) => string> = {
   'secret-whitespace': () => 'the configured secret has whitespace around it (a trailing newline from a file or env var?); trim it',
   're-serialised': () =>
     'the body is not the bytes the service signed, but a re-serialised JSON of it verifies: a body parser or proxy re-wrote it; give payhook the raw bytes',
-  mode: (mode) => `the delivery is for the other environment than this receiver's secret (mode: '${mode}'): use that environment's webhook secret`,
+  mode: (mode) =>
+    `the delivery is for the other environment than this receiver's secret (mode: '${mode}'): use that environment's webhook secret`,
 };
 
 const decoder = new TextDecoder();

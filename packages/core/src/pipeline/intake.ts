@@ -48,9 +48,9 @@ export function intake(delivery: RawDelivery, maxBodyBytes: number): DeliveryRep
   if (!isRawBody(body)) {
     return reportOf('body-unavailable', { error: new Error(bodyUnavailable(delivery.framework, body)) });
   }
-  const size = typeof body === 'string' ? (body.length * 3 > maxBodyBytes ? encoder.encode(body).byteLength : body.length) : body.byteLength;
+  const size =
+    typeof body === 'string' ? (body.length * 3 > maxBodyBytes ? encoder.encode(body).byteLength : body.length) : body.byteLength;
   return size > maxBodyBytes ? reportOf('too-large') : body;
 }
 
-export const isReport = (value: DeliveryReport | RawBody): value is DeliveryReport =>
-  typeof value === 'object' && 'outcome' in value;
+export const isReport = (value: DeliveryReport | RawBody): value is DeliveryReport => typeof value === 'object' && 'outcome' in value;

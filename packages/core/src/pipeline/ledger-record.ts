@@ -22,7 +22,8 @@ export type Draft = LedgerEntry & { raw?: RawBody };
 /** Whether a delivery will be recorded as a refusal, before its record is made. */
 export const refused = (trace: Trace): boolean => isRefusal({ source: trace.source, signature: signatureOf(trace) });
 
-const signatureOf = (trace: Trace): LedgerEntry['signature'] => (trace.verified === undefined ? 'not-checked' : trace.verified ? 'valid' : 'invalid');
+const signatureOf = (trace: Trace): LedgerEntry['signature'] =>
+  trace.verified === undefined ? 'not-checked' : trace.verified ? 'valid' : 'invalid';
 
 /**
  * The record, every field in one literal (absent ones undefined, which JSON leaves out), so that
@@ -100,7 +101,10 @@ export function cut(s: string | undefined, max: number): string | undefined {
 /** At most MAX_BODY_PREFIX printable characters from the body's start, decoded as UTF-8 with replacement. */
 export function prefixOf(body: RawBody): string {
   // Four bytes per character at most: the bytes a prefix can need, and no more are decoded.
-  const head = typeof body === 'string' ? body.slice(0, MAX_BODY_PREFIX + 1) : new TextDecoder().decode(body.subarray(0, 4 * MAX_BODY_PREFIX), { stream: true });
+  const head =
+    typeof body === 'string'
+      ? body.slice(0, MAX_BODY_PREFIX + 1)
+      : new TextDecoder().decode(body.subarray(0, 4 * MAX_BODY_PREFIX), { stream: true });
   const printable = escapeText(head, true);
   if (printable.length <= MAX_BODY_PREFIX) return printable;
   // Never end inside an escape or a surrogate pair.
@@ -129,4 +133,3 @@ async function sha256(body: RawBody): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
-

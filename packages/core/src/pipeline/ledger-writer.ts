@@ -87,7 +87,11 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
         lost(updates.length, error);
       }
       if (dropped > 0) {
-        log.write('warn', { dropped }, `[@payhook/core] the ledger fell ${MAX_PENDING} records behind and dropped ${dropped}; the store is too slow for this load.`);
+        log.write(
+          'warn',
+          { dropped },
+          `[@payhook/core] the ledger fell ${MAX_PENDING} records behind and dropped ${dropped}; the store is too slow for this load.`,
+        );
         dropped = 0;
       }
     }
@@ -122,16 +126,28 @@ export function createLedgerWriter(ledger: Ledger, log: Log, now: () => number):
     if (refusedCount > 0) refusedLog(refusedCount, records.length, reason);
   }
   const lost = (count: number, error: unknown) =>
-    log.write('error', { err: error, records: count }, `[@payhook/core] the ledger could not record ${count} deliveries; they are missing from it (the deliveries themselves were answered as usual). Check the store's connection.`);
+    log.write(
+      'error',
+      { err: error, records: count },
+      `[@payhook/core] the ledger could not record ${count} deliveries; they are missing from it (the deliveries themselves were answered as usual). Check the store's connection.`,
+    );
   const refusedLog = (count: number, of: number, error: unknown) =>
-    log.write('error', { err: error, records: count }, `[@payhook/core] the ledger refused ${count} of ${of} records written together (${errorMessage(error)}); they are missing from it, the others were written. The deliveries were answered as usual; the reason says what the store would not take.`);
+    log.write(
+      'error',
+      { err: error, records: count },
+      `[@payhook/core] the ledger refused ${count} of ${of} records written together (${errorMessage(error)}); they are missing from it, the others were written. The deliveries were answered as usual; the reason says what the store would not take.`,
+    );
 
   const bytes = TAKES_BYTES.has(ledger);
   const record = ({ trace, r }: Pending) => withBody(entryOf(trace, r, now), trace.body, ledger.body, bytes);
   const full = () => entries.length + patches.length >= MAX_PENDING && ++dropped > 0;
   // Refusals past this minute's share are not recorded; a minute that skipped some says so once.
   const shareLeft = perMinute(REFUSALS_PER_MINUTE, now, (skipped, since) =>
-    log.write('warn', { skipped }, `[@payhook/core] ${skipped} refused deliveries (unsigned or unreadable requests) were not recorded in the ledger in the minute from ${new Date(since).toISOString()}: it records at most ${REFUSALS_PER_MINUTE} a minute, so that a flood of them costs the store nothing. They were answered as usual.`),
+    log.write(
+      'warn',
+      { skipped },
+      `[@payhook/core] ${skipped} refused deliveries (unsigned or unreadable requests) were not recorded in the ledger in the minute from ${new Date(since).toISOString()}: it records at most ${REFUSALS_PER_MINUTE} a minute, so that a flood of them costs the store nothing. They were answered as usual.`,
+    ),
   );
 
   return {

@@ -34,7 +34,10 @@ export interface OrderGuardSettings {
 export const HOLDS_BEFORE_RUNNING = 3;
 
 /** The report of an event held back, naming what it waits for (not one of reportOf's hand-copied fields). */
-const held = (waitingFor: PaymentEventName[], error?: unknown): DeliveryReport => ({ ...reportOf('held', error === undefined ? undefined : { error }), waitingFor });
+const held = (waitingFor: PaymentEventName[], error?: unknown): DeliveryReport => ({
+  ...reportOf('held', error === undefined ? undefined : { error }),
+  waitingFor,
+});
 
 const HOUR = 60 * 60 * 1000;
 
@@ -71,7 +74,10 @@ export function createOrderGuard(s: OrderGuardSettings) {
     missing.filter((name) => !(times[name]! < forgottenBefore()));
 
   /** The service's record of the delivery's transaction (checked to be it, caught up) and when its events happened. */
-  async function askService(event: PaymentEvent, missing: PaymentEventName[]): Promise<{ record: TransactionRecord; known: ServiceTimes } | DeliveryReport> {
+  async function askService(
+    event: PaymentEvent,
+    missing: PaymentEventName[],
+  ): Promise<{ record: TransactionRecord; known: ServiceTimes } | DeliveryReport> {
     let record: TransactionRecord;
     try {
       record = await s.client!.transactions.retrieve(event.reference);
@@ -138,7 +144,8 @@ export function createOrderGuard(s: OrderGuardSettings) {
     if (typeof event.paidAt === 'string') missing = recent(missing, { 'payment.success': Date.parse(event.paidAt) });
     if (missing.length === 0) return undefined;
     if (s.ordering === 'hold') return holdMissing(event, missing);
-    const fetched = budgetMs === Infinity ? fetchMissing(event, missing) : withinBudget(fetchMissing(event, missing), budgetMs, () => held(missing));
+    const fetched =
+      budgetMs === Infinity ? fetchMissing(event, missing) : withinBudget(fetchMissing(event, missing), budgetMs, () => held(missing));
     const report = await fetched;
     return report && holdOrRun(event, report);
   }

@@ -24,5 +24,7 @@ export async function readRequest(
     return { method, signature, signatureHeaderSeen: seen, problem: 'unavailable', framework, error };
   }
   const body = await readBodyLimited(request, limits.maxBodyBytes, { ms: limits.bodyTimeoutMs, clock: limits.clock });
-  return typeof body === 'string' ? { method, signature, signatureHeaderSeen: seen, problem: body } : { method, signature, signatureHeaderSeen: seen, body };
+  return typeof body === 'string'
+    ? { method, signature, signatureHeaderSeen: seen, problem: body }
+    : { method, signature, signatureHeaderSeen: seen, body };
 }

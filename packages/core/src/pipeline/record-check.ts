@@ -49,10 +49,17 @@ export function judgeRecord(event: PaymentEvent, record: TransactionRecord): Del
   const fail = (outcome: 'mismatch' | 'verify-unavailable', why: string) =>
     reportOf(outcome, { error: new Error(`[@payhook/core] ${why}; its handlers did not run.`) });
   if (record.reference !== event.reference || (record.mode !== undefined && record.mode !== event.mode)) {
-    return fail('verify-unavailable', `asked for ${event.reference} (${event.mode}), the service answered the record of ${String(record.reference)} (${String(record.mode)}), which is not acted on; answered 503 so that the service retries`);
+    return fail(
+      'verify-unavailable',
+      `asked for ${event.reference} (${event.mode}), the service answered the record of ${String(record.reference)} (${String(record.mode)}), which is not acted on; answered 503 so that the service retries`,
+    );
   }
   const stand = standing(event.event, record.status);
   if (stand === 'agrees') return undefined;
-  if (stand === 'behind') return fail('verify-unavailable', `the service's record of ${event.reference} still says ${record.status}, behind the ${event.event} it sent; answered 503 so that the service retries once its record caught up`);
+  if (stand === 'behind')
+    return fail(
+      'verify-unavailable',
+      `the service's record of ${event.reference} still says ${record.status}, behind the ${event.event} it sent; answered 503 so that the service retries once its record caught up`,
+    );
   return fail('mismatch', `the service says ${event.reference} is ${record.status}, which does not agree with ${event.event}`);
 }

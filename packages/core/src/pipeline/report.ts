@@ -78,9 +78,11 @@ function messageOf(r: DeliveryReport, s: ReporterSettings): string {
     return `[@payhook/core] late outcome ${r.outcome}, after the answer was sent`;
   }
   const head = `[@payhook/core] delivery ${r.outcome} (${r.status})${r.loopBlocked ? blockedNote(r.loopBlocked) : ''}`;
-  if (r.outcome === 'unauthorized' && r.reason !== undefined) return `${head}: ${signatureFix(r as SignatureDiagnosis, s.signatureHeader, s.mode)}`;
+  if (r.outcome === 'unauthorized' && r.reason !== undefined)
+    return `${head}: ${signatureFix(r as SignatureDiagnosis, s.signatureHeader, s.mode)}`;
   if (r.outcome === 'invalid') return `${head}: ${invalidFix(r.error)}`;
-  if (r.outcome === 'held') return `${head}: ${r.event} of ${r.reference} came before what precedes it (${r.waitingFor?.join(', ')}); the service retries it`;
+  if (r.outcome === 'held')
+    return `${head}: ${r.event} of ${r.reference} came before what precedes it (${r.waitingFor?.join(', ')}); the service retries it`;
   return head;
 }
 
@@ -110,6 +112,6 @@ function invalidFix(error: unknown): string {
   return (
     `the service signed it, but it is not the event shape payhook reads: ${fields || 'see err'}. ` +
     'The service retries it 4 more times over about 15 minutes and then marks it failed: fix the schema (update @payhook/core, or report the payload to payhook), ' +
-    'and createReconciler recovers the event from the service\'s record.'
+    "and createReconciler recovers the event from the service's record."
   );
 }

@@ -20,7 +20,11 @@ const at = (iso: string | null | undefined): number | undefined => {
  * `paidAt`, the others from the transaction's timeline (read only when needed). A timeline of
  * another transaction, or one the service could not give, is a 503: the service retries.
  */
-export async function whenHappened(client: RecordClient, record: TransactionRecord, names: readonly PaymentEventName[]): Promise<ServiceTimes | DeliveryReport> {
+export async function whenHappened(
+  client: RecordClient,
+  record: TransactionRecord,
+  names: readonly PaymentEventName[],
+): Promise<ServiceTimes | DeliveryReport> {
   const times: ServiceTimes['times'] = {};
   const paidAt = at(record.paidAt);
   if (paidAt !== undefined) times['payment.success'] = paidAt;
@@ -32,7 +36,9 @@ export async function whenHappened(client: RecordClient, record: TransactionReco
   try {
     const timeline = await client.transactions.timeline(record.reference);
     if (timeline.reference !== undefined && timeline.reference !== record.reference) {
-      throw new Error(`[@payhook/core] asked for the timeline of ${record.reference}, the service answered that of ${String(timeline.reference)}.`);
+      throw new Error(
+        `[@payhook/core] asked for the timeline of ${record.reference}, the service answered that of ${String(timeline.reference)}.`,
+      );
     }
     for (const entry of timeline.events) {
       const name = eventOfStep(entry);

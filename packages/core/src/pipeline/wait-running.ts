@@ -18,7 +18,10 @@ export function waitForRunning(s: RunSettings, key: string, end: number, stopped
     let pause = FIRST_PAUSE_MS;
     const again = () => {
       if (stopped()) return resolve(first);
-      const claim = attempt(() => s.ops.claim(key, s.leaseMs), () => first);
+      const claim = attempt(
+        () => s.ops.claim(key, s.leaseMs),
+        () => first,
+      );
       if (isPromise(claim)) void claim.then(next);
       else next(claim);
     };

@@ -67,14 +67,21 @@ export const API_CHECKS: Check[] = [
       const first = await initialize(ctx, body, key);
       const again = await initialize(ctx, body, key);
       const ref = (a: typeof first) => (a.json as { reference?: unknown } | undefined)?.reference;
-      const diffs = [...under('first', statusIs(first, '2xx')), ...under('replay', statusIs(again, '2xx')), ...eq('replay reference', ref(first), ref(again))];
+      const diffs = [
+        ...under('first', statusIs(first, '2xx')),
+        ...under('replay', statusIs(again, '2xx')),
+        ...eq('replay reference', ref(first), ref(again)),
+      ];
       if (diffs.length === 0 && JSON.stringify(first.json) !== JSON.stringify(again.json)) {
         diffs.push({ at: 'replay body', expected: first.text.slice(0, 120), got: again.text.slice(0, 120) });
       }
       return { detail: `${String(ref(first))} twice (${first.status}, ${again.status})`, diffs };
     },
   },
-  badInitialize('initialize: bad amount → 400', { 'amount -5.00': { amount: '-5.00' }, 'amount 1000000000.00': { amount: '1000000000.00' } }),
+  badInitialize('initialize: bad amount → 400', {
+    'amount -5.00': { amount: '-5.00' },
+    'amount 1000000000.00': { amount: '1000000000.00' },
+  }),
   badInitialize('initialize: bad currencyCode → 400', { 'currencyCode XYZ': { currencyCode: 'XYZ' } }),
   badInitialize('initialize: bad customerPhone → 400', { 'customerPhone 12345': { customerPhone: '12345' } }),
   {
@@ -85,7 +92,11 @@ export const API_CHECKS: Check[] = [
       const a = await ctx.wire.send('GET', `/v1/transactions/${reference}`);
       const got = a.json as Record<string, unknown> | undefined;
       const diffs = [...statusIs(a, '2xx'), ...bodyIs(a, TRANSACTION)];
-      if (diffs.length === 0) diffs.push(...eq('reference', reference, got?.reference), ...eq('merchantReference', body.merchantReference, got?.merchantReference));
+      if (diffs.length === 0)
+        diffs.push(
+          ...eq('reference', reference, got?.reference),
+          ...eq('merchantReference', body.merchantReference, got?.merchantReference),
+        );
       return { detail: `${said(a)} (status ${String(got?.status)})`, diffs };
     },
   },
@@ -119,7 +130,10 @@ export const API_CHECKS: Check[] = [
         ['timeline', 'GET', '/timeline'],
       ] as const;
       const answers = await Promise.all(probes.map(([, method, tail]) => wire.send(method, `/v1/transactions/${reference}${tail}`)));
-      return { detail: `${reference}: ${answers.map((a) => a.status).join(', ')}`, diffs: answers.flatMap((a, i) => under(probes[i]![0], errorIs(a, 404))) };
+      return {
+        detail: `${reference}: ${answers.map((a) => a.status).join(', ')}`,
+        diffs: answers.flatMap((a, i) => under(probes[i]![0], errorIs(a, 404))),
+      };
     },
   },
   {
@@ -128,7 +142,10 @@ export const API_CHECKS: Check[] = [
       const { reference, cancel } = await cancelledTransaction(ctx);
       const after = await ctx.wire.send('GET', `/v1/transactions/${reference}`);
       const status = (after.json as { status?: unknown } | undefined)?.status;
-      return { detail: `${said(cancel)}; then status ${String(status)}`, diffs: [...statusIs(cancel, '2xx'), ...eq('status after cancel', 'cancelled', status)] };
+      return {
+        detail: `${said(cancel)}; then status ${String(status)}`,
+        diffs: [...statusIs(cancel, '2xx'), ...eq('status after cancel', 'cancelled', status)],
+      };
     },
   },
   {

@@ -46,19 +46,35 @@ const paging: Check = {
       sizes.push(rows.length);
       for (const [i, row] of rows.entries()) {
         const reference = String(row.reference);
-        if (seen.has(reference)) diffs.push({ at: `${at} data[${i}]`, expected: 'a reference not seen on an earlier page', got: `${reference} again (page ${seen.get(reference)})` });
+        if (seen.has(reference))
+          diffs.push({
+            at: `${at} data[${i}]`,
+            expected: 'a reference not seen on an earlier page',
+            got: `${reference} again (page ${seen.get(reference)})`,
+          });
         seen.set(reference, sizes.length);
         if (row.status !== 'pending' || row.currencyCode !== 'ETB') {
-          diffs.push({ at: `${at} data[${i}]`, expected: 'a row matching status=pending&currency=ETB', got: `${String(row.status)} ${String(row.currencyCode)}` });
+          diffs.push({
+            at: `${at} data[${i}]`,
+            expected: 'a row matching status=pending&currency=ETB',
+            got: `${String(row.status)} ${String(row.currencyCode)}`,
+          });
         }
       }
-      if (rows.length > PAGE_SIZE) diffs.push({ at: `${at} data`, expected: `at most ${PAGE_SIZE} rows (go-sdk PageSize)`, got: `${rows.length} rows` });
-      if ((page.nextCursor === null) === page.hasMore) diffs.push({ at: `${at} hasMore`, expected: `${page.nextCursor !== null} (nextCursor is ${page.nextCursor === null ? 'null' : 'set'})`, got: String(page.hasMore) });
+      if (rows.length > PAGE_SIZE)
+        diffs.push({ at: `${at} data`, expected: `at most ${PAGE_SIZE} rows (go-sdk PageSize)`, got: `${rows.length} rows` });
+      if ((page.nextCursor === null) === page.hasMore)
+        diffs.push({
+          at: `${at} hasMore`,
+          expected: `${page.nextCursor !== null} (nextCursor is ${page.nextCursor === null ? 'null' : 'set'})`,
+          got: String(page.hasMore),
+        });
       if (page.nextCursor === null || page.hasMore === false) {
         ended = true;
         break;
       }
-      if (rows.length < PAGE_SIZE) diffs.push({ at: `${at} data`, expected: `${PAGE_SIZE} rows on a page that is not the last`, got: `${rows.length} rows` });
+      if (rows.length < PAGE_SIZE)
+        diffs.push({ at: `${at} data`, expected: `${PAGE_SIZE} rows on a page that is not the last`, got: `${rows.length} rows` });
       cursor = String(page.nextCursor);
       if (cursors.has(cursor)) {
         diffs.push({ at: `${at} nextCursor`, expected: 'a cursor not given before', got: 'a cursor repeated: the walk would never end' });
@@ -68,11 +84,20 @@ const paging: Check = {
       if (diffs.length > 20) break;
     }
     if (!ended && !diffs.some((d) => d.at.endsWith('nextCursor'))) {
-      diffs.push({ at: 'walk', expected: `the last page (nextCursor null) within ${MAX_PAGES} pages`, got: `hasMore still true after ${sizes.length} pages` });
+      diffs.push({
+        at: 'walk',
+        expected: `the last page (nextCursor null) within ${MAX_PAGES} pages`,
+        got: `hasMore still true after ${sizes.length} pages`,
+      });
     }
     if (ended) {
       const missing = references.filter((r) => !seen.has(r));
-      if (missing.length > 0) diffs.push({ at: 'walk', expected: `all ${MADE} transactions made for it`, got: `${missing.length} missing, such as ${missing[0]}` });
+      if (missing.length > 0)
+        diffs.push({
+          at: 'walk',
+          expected: `all ${MADE} transactions made for it`,
+          got: `${missing.length} missing, such as ${missing[0]}`,
+        });
       if (sizes.length < 2) diffs.push({ at: 'walk', expected: `at least 2 pages for ${seen.size} rows`, got: `${sizes.length} page` });
     }
     return { detail: `${MADE} made; ${sizes.length} pages (${sizes.join(', ')}), ${seen.size} rows${ended ? ', ended' : ''}`, diffs };
@@ -84,7 +109,10 @@ export const LIST_CHECKS: Check[] = [
     name: 'list → 2xx {data: Transaction[], nextCursor, hasMore}',
     async run({ wire }) {
       const a = await wire.send('GET', '/v1/transactions');
-      return { detail: `${said(a)} (${(a.json as Page | undefined)?.data?.length ?? 0} rows)`, diffs: [...statusIs(a, '2xx'), ...bodyIs(a, LIST_PAGE)] };
+      return {
+        detail: `${said(a)} (${(a.json as Page | undefined)?.data?.length ?? 0} rows)`,
+        diffs: [...statusIs(a, '2xx'), ...bodyIs(a, LIST_PAGE)],
+      };
     },
   },
   paging,
@@ -97,14 +125,20 @@ export const LIST_CHECKS: Check[] = [
     name: 'providers/list → 2xx {data: ProviderItem[]}',
     async run({ wire }) {
       const a = await wire.send('GET', '/v1/payment-providers/list');
-      return { detail: `${said(a)} (${(a.json as { data?: unknown[] } | undefined)?.data?.length ?? 0} providers)`, diffs: [...statusIs(a, '2xx'), ...bodyIs(a, PROVIDER_ITEMS)] };
+      return {
+        detail: `${said(a)} (${(a.json as { data?: unknown[] } | undefined)?.data?.length ?? 0} providers)`,
+        diffs: [...statusIs(a, '2xx'), ...bodyIs(a, PROVIDER_ITEMS)],
+      };
     },
   },
   {
     name: 'providers → 2xx {data: Provider[]}',
     async run({ wire }) {
       const a = await wire.send('GET', '/v1/payment-providers');
-      return { detail: `${said(a)} (${(a.json as { data?: unknown[] } | undefined)?.data?.length ?? 0} providers)`, diffs: [...statusIs(a, '2xx'), ...bodyIs(a, PROVIDERS)] };
+      return {
+        detail: `${said(a)} (${(a.json as { data?: unknown[] } | undefined)?.data?.length ?? 0} providers)`,
+        diffs: [...statusIs(a, '2xx'), ...bodyIs(a, PROVIDERS)],
+      };
     },
   },
 ];

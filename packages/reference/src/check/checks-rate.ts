@@ -45,13 +45,25 @@ export const RATE_CHECKS: Check[] = [
   {
     name: `rate limit: over ${LIMIT} requests in ${WINDOW_S} s → 429 with Retry-After`,
     async run({ wire, rateLimit }) {
-      if (!rateLimit) throw new Skip(`pass --rate-limit to spend the key's ${LIMIT} requests per ${WINDOW_S} s and check the 429 (the key then waits up to a minute)`);
+      if (!rateLimit)
+        throw new Skip(
+          `pass --rate-limit to spend the key's ${LIMIT} requests per ${WINDOW_S} s and check the 429 (the key then waits up to a minute)`,
+        );
       const path = `/v1/transactions/${unknownReference()}`;
       for (let n = 1; n <= MAX_PROBES; n++) {
         const a = await wire.send('GET', path, { keep429: true });
-        if (a.status === 429) return { detail: `429 after ${n} more requests, Retry-After: ${a.headers.get('retry-after') ?? 'absent'}; ${said(a)}`, diffs: tooManyDiffs(a) };
+        if (a.status === 429)
+          return {
+            detail: `429 after ${n} more requests, Retry-After: ${a.headers.get('retry-after') ?? 'absent'}; ${said(a)}`,
+            diffs: tooManyDiffs(a),
+          };
       }
-      return { detail: `${MAX_PROBES} requests, none 429`, diffs: [{ at: 'HTTP status', expected: `429 once over ${LIMIT} requests in ${WINDOW_S} s`, got: `no 429 in ${MAX_PROBES} requests` }] };
+      return {
+        detail: `${MAX_PROBES} requests, none 429`,
+        diffs: [
+          { at: 'HTTP status', expected: `429 once over ${LIMIT} requests in ${WINDOW_S} s`, got: `no 429 in ${MAX_PROBES} requests` },
+        ],
+      };
     },
   },
 ];

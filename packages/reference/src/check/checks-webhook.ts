@@ -5,7 +5,8 @@ import type { Delivery, Hooks } from './receiver.js';
 import { compare, type Diff } from './shapes.js';
 import { EVENTS, SIGNATURE, SIGNATURE_HEADERS, VERIFIED, webhookEvent } from './spec.js';
 
-const HINT = 'pass --callback <public https URL> --listen <port> (a tunnel to this machine), or run the check on the machine the service runs on';
+const HINT =
+  'pass --callback <public https URL> --listen <port> (a tunnel to this machine), or run the check on the machine the service runs on';
 
 const refusal = (hooks: Hooks, refused: string) =>
   `the service refused the callback URL ${hooks.url} (${refused}; the interface allows only HTTPS): pass --callback <public https URL> --listen <port>, or serve the reference with --allow-http-callbacks`;
@@ -35,32 +36,55 @@ const paidTransaction = (ctx: Ctx) =>
   });
 
 /** The delivery's method, headers, signature and payload against the contract (interface 4 and 5.5). */
-function deliveryDiffs(d: Delivery, event: (typeof EVENTS)[number], reference: string, status: string, secret: string | undefined): { diffs: Diff[]; signed: string } {
+function deliveryDiffs(
+  d: Delivery,
+  event: (typeof EVENTS)[number],
+  reference: string,
+  status: string,
+  secret: string | undefined,
+): { diffs: Diff[]; signed: string } {
   const diffs: Diff[] = [...eq('method', 'POST', d.method)];
   const type = String(d.headers['content-type'] ?? '');
-  if (!type.toLowerCase().startsWith('application/json')) diffs.push({ at: 'header Content-Type', expected: 'application/json', got: type || 'absent' });
+  if (!type.toLowerCase().startsWith('application/json'))
+    diffs.push({ at: 'header Content-Type', expected: 'application/json', got: type || 'absent' });
   const name = SIGNATURE_HEADERS.find((h) => d.headers[h.toLowerCase()] !== undefined);
   const value = name ? String(d.headers[name.toLowerCase()]) : undefined;
   let signed = 'signature not checked (pass --webhook-secret)';
   if (!name || !SIGNATURE.test(value!)) {
-    diffs.push({ at: `header ${name ?? 'X-Service-Signature'}`, expected: 'sha256=<64 lower-case hex> (X-Service-Signature or X-Epay-Signature)', got: value ?? 'absent' });
+    diffs.push({
+      at: `header ${name ?? 'X-Service-Signature'}`,
+      expected: 'sha256=<64 lower-case hex> (X-Service-Signature or X-Epay-Signature)',
+      got: value ?? 'absent',
+    });
   } else if (secret !== undefined) {
     const want = Buffer.from(`sha256=${createHmac('sha256', secret).update(d.body).digest('hex')}`);
     const ok = want.length === Buffer.byteLength(value!) && timingSafeEqual(want, Buffer.from(value!));
     if (!ok) diffs.push({ at: `header ${name}`, expected: 'HMAC-SHA256 of the raw body keyed with --webhook-secret', got: value! });
     signed = `${name} verified`;
   } else signed = `${name} well formed, ${signed}`;
-  diffs.push(...(d.json === undefined ? [{ at: '(body)', expected: 'JSON', got: `${d.body.length} bytes, not JSON` }] : compare(d.json, webhookEvent(event, reference, status))));
+  diffs.push(
+    ...(d.json === undefined
+      ? [{ at: '(body)', expected: 'JSON', got: `${d.body.length} bytes, not JSON` }]
+      : compare(d.json, webhookEvent(event, reference, status))),
+  );
   return { diffs, signed };
 }
 
 async function roundTrip(ctx: Ctx, hooks: Hooks, event: (typeof EVENTS)[number], reference: string, status: string) {
   const d = await hooks.wait(event, reference, ctx.webhookTimeoutMs);
   if (!d) {
-    const others = hooks.deliveries.filter((x) => (x.json as { reference?: unknown } | undefined)?.reference === reference).map((x) => String((x.json as { event?: unknown }).event));
+    const others = hooks.deliveries
+      .filter((x) => (x.json as { reference?: unknown } | undefined)?.reference === reference)
+      .map((x) => String((x.json as { event?: unknown }).event));
     return {
       detail: `no ${event} within ${ctx.webhookTimeoutMs / 1000} s`,
-      diffs: [{ at: 'delivery', expected: `a POST of ${event} for ${reference} to ${hooks.url}`, got: others.length ? `only ${others.join(', ')}` : 'nothing' }],
+      diffs: [
+        {
+          at: 'delivery',
+          expected: `a POST of ${event} for ${reference} to ${hooks.url}`,
+          got: others.length ? `only ${others.join(', ')}` : 'nothing',
+        },
+      ],
     };
   }
   const { diffs, signed } = deliveryDiffs(d, event, reference, status, ctx.webhookSecret);

@@ -86,7 +86,8 @@ export const sharedTransaction = (ctx: Ctx) =>
   });
 
 /** A reference no transaction has: well formed (P + 8 hex + today), random. */
-export const unknownReference = () => `P${randomBytes(4).toString('hex').toUpperCase()}${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
+export const unknownReference = () =>
+  `P${randomBytes(4).toString('hex').toUpperCase()}${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
 
 export const eq = (at: string, expected: unknown, got: unknown): Diff[] =>
   expected === got ? [] : [{ at, expected: typeof expected === 'string' ? JSON.stringify(expected) : String(expected), got: preview(got) }];

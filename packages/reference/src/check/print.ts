@@ -34,6 +34,9 @@ export function formatReport(base: string, key: string, rows: Row[]): string {
     for (const row of skipped) lines.push(`  - ${row.name}: ${row.detail}`);
   }
   const count = (o: Row['outcome']) => rows.filter((r) => r.outcome === o).length;
-  lines.push('', `${rows.length} checks: ${count('agree')} agree, ${count('differs')} ${count('differs') === 1 ? 'DIFFERS' : 'DIFFER'}, ${count('skipped')} skipped.`);
+  lines.push(
+    '',
+    `${rows.length} checks: ${count('agree')} agree, ${count('differs')} ${count('differs') === 1 ? 'DIFFERS' : 'DIFFER'}, ${count('skipped')} skipped.`,
+  );
   return `${lines.join('\n')}\n`;
 }

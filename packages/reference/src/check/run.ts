@@ -42,7 +42,8 @@ const isLoopback = (base: string) => {
 
 async function hooksFor(options: CheckOptions): Promise<Hooks | { skip: string }> {
   try {
-    if (options.callback !== undefined) return await listenForWebhooks(options.listen?.host ?? '127.0.0.1', options.listen?.port ?? 0, options.callback);
+    if (options.callback !== undefined)
+      return await listenForWebhooks(options.listen?.host ?? '127.0.0.1', options.listen?.port ?? 0, options.callback);
     if (isLoopback(options.base)) return await listenForWebhooks('127.0.0.1', 0);
   } catch (error) {
     throw new RunError(`cannot listen for webhooks: ${(error as Error).message}`);
@@ -68,19 +69,30 @@ export async function runContract(options: CheckOptions): Promise<Row[]> {
       let row: Row;
       try {
         const verdict = await check.run(ctx);
-        row = 'skip' in verdict
-          ? { name: check.name, outcome: 'skipped', detail: verdict.skip, diffs: [] }
-          : { name: check.name, outcome: verdict.diffs.length ? 'differs' : 'agree', detail: verdict.detail, diffs: verdict.diffs };
+        row =
+          'skip' in verdict
+            ? { name: check.name, outcome: 'skipped', detail: verdict.skip, diffs: [] }
+            : { name: check.name, outcome: verdict.diffs.length ? 'differs' : 'agree', detail: verdict.detail, diffs: verdict.diffs };
       } catch (error) {
         if (error instanceof Skip) row = { name: check.name, outcome: 'skipped', detail: error.message, diffs: [] };
         else if (error instanceof WireError) {
           // Nothing answered at all: the address is wrong or the service is down, not a drift.
           if (ctx.wire.answers.length === 0) throw new RunError(`cannot reach the service at ${options.base}: ${error.message}`);
-          row = { name: check.name, outcome: 'differs', detail: error.message, diffs: [{ at: 'request', expected: 'an answer', got: error.message }] };
+          row = {
+            name: check.name,
+            outcome: 'differs',
+            detail: error.message,
+            diffs: [{ at: 'request', expected: 'an answer', got: error.message }],
+          };
         } else {
           // A bug in the check or an answer it could not read: reported, and the other checks still run.
           const message = error instanceof Error ? error.message : String(error);
-          row = { name: check.name, outcome: 'differs', detail: `the check itself failed: ${message}`, diffs: [{ at: 'check', expected: 'to run', got: message }] };
+          row = {
+            name: check.name,
+            outcome: 'differs',
+            detail: `the check itself failed: ${message}`,
+            diffs: [{ at: 'check', expected: 'to run', got: message }],
+          };
         }
       }
       rows.push(row);

@@ -61,12 +61,19 @@ export function preview(value: unknown): string {
 }
 
 const join = (path: string, key: string | number) =>
-  typeof key === 'number' ? `${path}[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? (path ? `${path}.${key}` : key) : `${path}[${JSON.stringify(key)}]`;
+  typeof key === 'number'
+    ? `${path}[${key}]`
+    : /^[A-Za-z_$][\w$]*$/.test(key)
+      ? path
+        ? `${path}.${key}`
+        : key
+      : `${path}[${JSON.stringify(key)}]`;
 
 const loose = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
 
 /** A rough kind of a value, to pick the union branch whose differences say most. */
-const kindOf = (value: unknown) => (value === undefined ? 'absent' : value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+const kindOf = (value: unknown) =>
+  value === undefined ? 'absent' : value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 const kindsOf = (shape: Shape): string[] =>
   shape.kind === 'union' ? shape.of.flatMap(kindsOf) : [shape.kind === 'literal' ? typeof shape.value : shape.kind];
 
@@ -100,7 +107,11 @@ export function compare(value: unknown, shape: Shape, path = ''): Diff[] {
         const diffs = compare(Object.hasOwn(record, name) ? record[name] : undefined, field, join(path, name));
         // A missing field that is there under another spelling (checkout_url for checkoutUrl): say so.
         const near = Object.hasOwn(record, name) ? undefined : Object.keys(record).find((k) => loose(k) === loose(name));
-        return near === undefined ? diffs : diffs.map((d) => (d.got === 'absent' ? { ...d, got: `absent (there is ${JSON.stringify(near)}: ${preview(record[near])})` } : d));
+        return near === undefined
+          ? diffs
+          : diffs.map((d) =>
+              d.got === 'absent' ? { ...d, got: `absent (there is ${JSON.stringify(near)}: ${preview(record[near])})` } : d,
+            );
       });
     }
     case 'array':

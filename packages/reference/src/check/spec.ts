@@ -10,7 +10,14 @@ import { absent, arr, bool, enumOf, lit, nul, nullable, obj, oneOf, str, type Sh
 /** go-sdk types.go `AllStatuses`. */
 export const STATUSES = ['pending', 'processing', 'completed', 'failed', 'cancelled', 'reversed', 'refunding', 'refunded'] as const;
 /** Interface section 6; go-sdk types.go `AllEventTypes`. */
-export const EVENTS = ['payment.success', 'payment.failed', 'payment.cancelled', 'payment.refunding', 'payment.refunded', 'payment.reversed'] as const;
+export const EVENTS = [
+  'payment.success',
+  'payment.failed',
+  'payment.cancelled',
+  'payment.refunding',
+  'payment.refunded',
+  'payment.reversed',
+] as const;
 
 /** ISO 8601 UTC with milliseconds (interface 2.1: paidAt, createdAt). */
 export const ISO_MS = str(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC with ms');

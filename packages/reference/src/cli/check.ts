@@ -41,8 +41,10 @@ function baseUrl(value: string | undefined): string {
   } catch {
     throw new UsageError(`<base-url> must be the service's address, such as http://127.0.0.1:4010; got "${value}".`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`<base-url> must start with http:// or https://; got "${value}".`);
-  if (url.search || url.hash || url.username || url.password) throw new UsageError(`<base-url> must have no query, fragment or credentials; got "${value}".`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`<base-url> must start with http:// or https://; got "${value}".`);
+  if (url.search || url.hash || url.username || url.password)
+    throw new UsageError(`<base-url> must have no query, fragment or credentials; got "${value}".`);
   return url.origin + url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 

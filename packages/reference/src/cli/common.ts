@@ -38,14 +38,18 @@ export function serviceUrl(value: string | undefined): string {
   } catch {
     throw new UsageError(`--url must be the service's address, such as ${DEFAULT_URL}; got "${given}".`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--url must start with http:// or https://; got "${given}".`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`--url must start with http:// or https://; got "${given}".`);
   return url.origin;
 }
 
 /** The sandbox API key from --api-key (or PAYHOOK_REFERENCE_API_KEY), checked. */
 export function sandboxKey(value: string | undefined): string {
   const key = value ?? process.env.PAYHOOK_REFERENCE_API_KEY;
-  if (!key) throw new UsageError('--api-key is required: pass the sandbox key (sk_test_…) that `payhook-reference serve` printed, or set PAYHOOK_REFERENCE_API_KEY.');
+  if (!key)
+    throw new UsageError(
+      '--api-key is required: pass the sandbox key (sk_test_…) that `payhook-reference serve` printed, or set PAYHOOK_REFERENCE_API_KEY.',
+    );
   if (!/^sk_test_[A-Za-z0-9_-]{8,}$/.test(key)) {
     throw new UsageError('--api-key must be a sandbox key (sk_test_ and at least 8 more characters): sandbox control refuses live keys.');
   }
@@ -56,7 +60,8 @@ export function sandboxKey(value: string | undefined): string {
 export function seconds(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!/^\d+(?:\.\d+)?$/.test(value) || !(n > 0) || n > 600) throw new UsageError(`--${flag} must be a number of seconds from 0 to 600; got "${value}".`);
+  if (!/^\d+(?:\.\d+)?$/.test(value) || !(n > 0) || n > 600)
+    throw new UsageError(`--${flag} must be a number of seconds from 0 to 600; got "${value}".`);
   return n;
 }
 
@@ -64,7 +69,14 @@ export function seconds(flag: string, value: string | undefined, fallback: numbe
  * Call the service: the parsed JSON body of a 2xx, unwrapped from a `{status: 'success', data}`
  * envelope if the service sends one; a RunError with the service's own message otherwise.
  */
-export async function call(base: string, key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<unknown> {
+export async function call(
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
   let res: Response;
   try {
     res = await fetch(base + path, {
@@ -75,7 +87,9 @@ export async function call(base: string, key: string, method: string, path: stri
   } catch (error) {
     const c = (error as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
     const cause = c?.code ?? c?.errors?.[0]?.code ?? c?.message ?? (error as Error).message;
-    throw new RunError(`cannot reach the service at ${base} (${cause}): start it with \`payhook-reference serve\`, or pass its address with --url.`);
+    throw new RunError(
+      `cannot reach the service at ${base} (${cause}): start it with \`payhook-reference serve\`, or pass its address with --url.`,
+    );
   }
   const text = await res.text();
   let value: unknown = null;
@@ -111,7 +125,8 @@ export interface DeliveryView {
 }
 
 /** Settled enough to report: attempted at least once, or never to be attempted. */
-export const reported = (d: DeliveryView): boolean => d.attempts.length > 0 || d.state === 'failed' || d.state === 'dropped' || d.state === 'held';
+export const reported = (d: DeliveryView): boolean =>
+  d.attempts.length > 0 || d.state === 'failed' || d.state === 'dropped' || d.state === 'held';
 
 /** One line about a delivery's first answer, for trigger and resend. */
 export function describe(d: DeliveryView): string {
@@ -123,7 +138,12 @@ export function describe(d: DeliveryView): string {
 }
 
 /** Poll until `ready` says the deliveries are all reported, within `timeoutMs`. */
-export async function waitFor<T>(read: () => Promise<T>, ready: (value: T) => boolean, timeoutMs: number, intervalMs = 100): Promise<{ value: T; timedOut: boolean }> {
+export async function waitFor<T>(
+  read: () => Promise<T>,
+  ready: (value: T) => boolean,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<{ value: T; timedOut: boolean }> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();

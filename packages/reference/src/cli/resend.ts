@@ -1,4 +1,16 @@
-import { call, describe, parseFlags, reported, RunError, sandboxKey, seconds, serviceUrl, UsageError, waitFor, type DeliveryView } from './common.js';
+import {
+  call,
+  describe,
+  parseFlags,
+  reported,
+  RunError,
+  sandboxKey,
+  seconds,
+  serviceUrl,
+  UsageError,
+  waitFor,
+  type DeliveryView,
+} from './common.js';
 
 export const RESEND_USAGE = `Usage: payhook-reference resend <delivery-id> [options]
 
@@ -26,7 +38,8 @@ export async function resend(argv: string[], out: (line: string) => void): Promi
   }
   const id = positionals[0];
   if (!id) throw new UsageError(`name the delivery to resend, such as dlv_1.\n\n${RESEND_USAGE}`);
-  if (!/^dlv_\d+$/.test(id)) throw new UsageError(`"${id}" is not a delivery id: they look like dlv_1 (see serve's live log or trigger's output).`);
+  if (!/^dlv_\d+$/.test(id))
+    throw new UsageError(`"${id}" is not a delivery id: they look like dlv_1 (see serve's live log or trigger's output).`);
   const base = serviceUrl(values.url);
   const key = sandboxKey(values['api-key']);
   const timeoutMs = seconds('timeout', values.timeout, 15) * 1000;

@@ -54,18 +54,26 @@ const isSandbox = (k: ApiKeyConfig) => (k.key ?? '').startsWith('sk_test_') || k
  * flags, with a sandbox key and a webhook secret generated when none is given (printed once).
  * With --state, keys are kept as sha256 digests only.
  */
-export function setupMerchants(flags: ServeFlags, config: ConfigFile, saved: StateFile | null): { merchants: MerchantConfig[]; shown: string[] } {
+export function setupMerchants(
+  flags: ServeFlags,
+  config: ConfigFile,
+  saved: StateFile | null,
+): { merchants: MerchantConfig[]; shown: string[] } {
   const shown: string[] = [];
   const keys = flags['api-key'] ?? [];
   for (const key of keys) {
     if (!/^sk_(test|live)_[A-Za-z0-9_-]{8,}$/.test(key)) {
-      throw new UsageError('--api-key: an API key must look like sk_test_… (sandbox) or sk_live_… (live) with at least 8 more characters of A-Z, a-z, 0-9, _ or -.');
+      throw new UsageError(
+        '--api-key: an API key must look like sk_test_… (sandbox) or sk_live_… (live) with at least 8 more characters of A-Z, a-z, 0-9, _ or -.',
+      );
     }
   }
   let merchants: MerchantConfig[];
   if (saved) {
     if (flags.config) {
-      throw new UsageError(`--config cannot be used with the existing state file ${flags.state}: its merchants come from that file. Drop --config, or pass a new --state file.`);
+      throw new UsageError(
+        `--config cannot be used with the existing state file ${flags.state}: its merchants come from that file. Drop --config, or pass a new --state file.`,
+      );
     }
     merchants = saved.merchants.map((m) => ({ ...m, apiKeys: [...m.apiKeys] }));
     const first = merchants[0]!;
@@ -74,7 +82,8 @@ export function setupMerchants(flags: ServeFlags, config: ConfigFile, saved: Sta
     }
     const known = new Set(first.apiKeys.map((k) => k.sha256));
     for (const key of keys) if (!known.has(hashKey(key))) first.apiKeys.push({ key });
-    if (keys.length === 0) shown.push(`  sandbox key     kept in the state file as a sha256 digest: use the key printed when it was generated`);
+    if (keys.length === 0)
+      shown.push(`  sandbox key     kept in the state file as a sha256 digest: use the key printed when it was generated`);
     shown.push(`  webhook secret  ${first.webhookSecret.slice(0, 8)}… (kept in the state file)`);
   } else {
     merchants = config.merchants?.length ? config.merchants.map((m) => ({ ...m })) : [];
@@ -115,10 +124,15 @@ export function setupSignatureHeader(flag: string | undefined, saved: StateFile 
     try {
       signatureHeaderName(flag);
     } catch {
-      throw new UsageError(`--signature-header must be an HTTP header name such as X-Epay-Signature; got ${JSON.stringify(flag)}. Leave it out for X-Service-Signature.`);
+      throw new UsageError(
+        `--signature-header must be an HTTP header name such as X-Epay-Signature; got ${JSON.stringify(flag)}. Leave it out for X-Service-Signature.`,
+      );
     }
     const replaced = kept !== undefined && kept.toLowerCase() !== flag.toLowerCase();
-    return { header: flag, shown: `  signed in       ${flag}${replaced ? ` (--signature-header; the state file said ${kept}, now saved)` : ''}` };
+    return {
+      header: flag,
+      shown: `  signed in       ${flag}${replaced ? ` (--signature-header; the state file said ${kept}, now saved)` : ''}`,
+    };
   }
   if (kept !== undefined) return { header: kept, shown: `  signed in       ${kept} (kept in the state file)` };
   return { header: 'X-Service-Signature', shown: '  signed in       X-Service-Signature' };

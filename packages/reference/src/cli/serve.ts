@@ -58,7 +58,8 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
     return 0;
   }
   const port = Number(values.port);
-  if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port must be a whole number from 0 to 65535; got ${values.port}.`);
+  if (!/^\d+$/.test(values.port) || port > 65535)
+    throw new UsageError(`--port must be a whole number from 0 to 65535; got ${values.port}.`);
   if (values.state === '') throw new UsageError('--state needs a file name, such as --state .payhook-state.json.');
   const stateFile = values.state === undefined ? undefined : resolve(values.state);
 
@@ -78,7 +79,11 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
     if (publicUrl !== undefined) publicUrlHost(publicUrl);
     pageHosts.forEach(parsePageHost);
   } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^\[@payhook\/reference\] pageHosts:/, '--page-host:').replace(/^\[@payhook\/reference\] publicUrl:/, '--public-url:'));
+    throw new UsageError(
+      (error as Error).message
+        .replace(/^\[@payhook\/reference\] pageHosts:/, '--page-host:')
+        .replace(/^\[@payhook\/reference\] publicUrl:/, '--public-url:'),
+    );
   }
   const { merchants, shown } = setupMerchants({ ...values, state: stateFile }, config, saved);
   const signature = setupSignatureHeader(values['signature-header'], saved);
@@ -98,14 +103,22 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
     });
   } catch (error) {
     const message = (error as Error).message.replace(/^\[@payhook\/reference\] /, '');
-    throw new UsageError(saved ? `the state file ${stateFile} holds merchants the service refuses (${message}): fix it, or move it away to start afresh.` : message);
+    throw new UsageError(
+      saved
+        ? `the state file ${stateFile} holds merchants the service refuses (${message}): fix it, or move it away to start afresh.`
+        : message,
+    );
   }
   if (saved && saved.clockOffsetMs > 0) await service.clock.advance(saved.clockOffsetMs);
   if (stateFile) {
     const file = stateFile;
     // Whole seconds, so the wall clock's drift between saves does not count as a change.
     const offset = () => Math.max(0, Math.round((service.clock.now() - Date.now()) / 1000) * 1000);
-    saver = createStateSaver(file, () => ({ merchants, signatureHeader: signature.header, clockOffsetMs: offset(), ...service.snapshot() }), (m) => err(`[@payhook/reference] ${m}\n`));
+    saver = createStateSaver(
+      file,
+      () => ({ merchants, signatureHeader: signature.header, clockOffsetMs: offset(), ...service.snapshot() }),
+      (m) => err(`[@payhook/reference] ${m}\n`),
+    );
     const problem = saver.flush();
     if (problem) {
       service.close();

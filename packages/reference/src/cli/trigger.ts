@@ -1,9 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { EVENT_NAMES, type Action, type PaymentEventName } from '@payhook/core';
-import { call, describe, parseFlags, reported, RunError, sandboxKey, seconds, serviceUrl, UsageError, waitFor, type DeliveryView } from './common.js';
+import {
+  call,
+  describe,
+  parseFlags,
+  reported,
+  RunError,
+  sandboxKey,
+  seconds,
+  serviceUrl,
+  UsageError,
+  waitFor,
+  type DeliveryView,
+} from './common.js';
 
 /** The initialize fields --data may set. */
-const FIELDS = ['amount', 'currencyCode', 'customerPhone', 'merchantReference', 'email', 'firstName', 'lastName', 'callbackUrl', 'returnUrl'] as const;
+const FIELDS = [
+  'amount',
+  'currencyCode',
+  'customerPhone',
+  'merchantReference',
+  'email',
+  'firstName',
+  'lastName',
+  'callbackUrl',
+  'returnUrl',
+] as const;
 
 export const TRIGGER_USAGE = `Usage: payhook-reference trigger <event> [options]
 
@@ -31,7 +53,6 @@ Options:
 Example:
   payhook-reference trigger payment.success --api-key sk_test_… --data amount=12.50
 `;
-
 
 /** The sandbox moves that make the service send each event, in order. */
 export const STEPS: Record<PaymentEventName, Action[]> = {
@@ -63,7 +84,8 @@ export async function trigger(argv: string[], out: (line: string) => void): Prom
   }
   const event = positionals[0];
   if (!event) throw new UsageError(`name the event to trigger: one of ${EVENT_NAMES.join(', ')}.\n\n${TRIGGER_USAGE}`);
-  if (!(EVENT_NAMES as readonly string[]).includes(event)) throw new UsageError(`unknown event "${event}": use one of ${EVENT_NAMES.join(', ')}.`);
+  if (!(EVENT_NAMES as readonly string[]).includes(event))
+    throw new UsageError(`unknown event "${event}": use one of ${EVENT_NAMES.join(', ')}.`);
   const base = serviceUrl(values.url);
   const key = sandboxKey(values['api-key']);
   const timeoutMs = seconds('timeout', values.timeout, 15) * 1000;
@@ -78,11 +100,14 @@ export async function trigger(argv: string[], out: (line: string) => void): Prom
     const eq = pair.indexOf('=');
     const field = pair.slice(0, eq);
     if (eq <= 0) throw new UsageError(`--data takes key=value, such as --data amount=12.50; got "${pair}".`);
-    if (!(FIELDS as readonly string[]).includes(field)) throw new UsageError(`--data cannot set "${field}": use one of ${FIELDS.join(', ')}.`);
+    if (!(FIELDS as readonly string[]).includes(field))
+      throw new UsageError(`--data cannot set "${field}": use one of ${FIELDS.join(', ')}.`);
     input[field] = pair.slice(eq + 1);
   }
 
-  const created = (await call(base, key, 'POST', '/v1/transactions/initialize', input, { 'x-idempotency-key': randomUUID() })) as { reference?: string };
+  const created = (await call(base, key, 'POST', '/v1/transactions/initialize', input, { 'x-idempotency-key': randomUUID() })) as {
+    reference?: string;
+  };
   const reference = created?.reference;
   if (typeof reference !== 'string') throw new RunError(`initialize answered without a reference: is ${base} a payhook-reference service?`);
   out(`Created ${reference} (${input.amount} ${input.currencyCode}, order ${input.merchantReference})`);
@@ -92,7 +117,9 @@ export async function trigger(argv: string[], out: (line: string) => void): Prom
   let timedOut = false;
   const steps = STEPS[event as PaymentEventName];
   for (const [i, action] of steps.entries()) {
-    const moved = (await call(base, key, 'POST', `/_sandbox/transactions/${encodeURIComponent(reference)}/${action}`)) as { status?: string };
+    const moved = (await call(base, key, 'POST', `/_sandbox/transactions/${encodeURIComponent(reference)}/${action}`)) as {
+      status?: string;
+    };
     out(`  ${action} → ${moved?.status ?? 'done'}`);
     // Each event's first answer before the next move, so the receiver sees them in the order of the payment's life.
     ({ value: deliveries, timedOut } = await waitFor(

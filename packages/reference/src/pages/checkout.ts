@@ -19,7 +19,11 @@ const PROBLEMS: Record<string, string> = {
 const path = (tx: Transaction) => `/checkout/${encodeURIComponent(tx.reference)}`;
 
 function notFound(reference: string): Response {
-  return errorPage(404, 'Checkout not found', html`There is no payment with the reference <code>${reference}</code>. Check the link you followed, or go back to the shop and start again.`);
+  return errorPage(
+    404,
+    'Checkout not found',
+    html`There is no payment with the reference <code>${reference}</code>. Check the link you followed, or go back to the shop and start again.`,
+  );
 }
 
 /** A link back to the merchant, only to an http(s) address. */

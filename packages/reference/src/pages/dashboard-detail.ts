@@ -34,7 +34,8 @@ function actions(tx: Transaction): Html {
   if (tx.mode !== 'sandbox') return html`<p class="hint">Live transaction: moved only by the customer and the API.</p>`;
   if (allowed.length === 0) return html`<p class="hint">No action is allowed from ${tx.status}.</p>`;
   return html`<div id="actions">${allowed.map(
-    (a) => html`<form class="inline" method="post" action="${transactionPath(tx.reference)}/${a}"><button type="submit" id="action-${a}">${LABELS[a]}</button></form>`,
+    (a) =>
+      html`<form class="inline" method="post" action="${transactionPath(tx.reference)}/${a}"><button type="submit" id="action-${a}">${LABELS[a]}</button></form>`,
   )}</div>`;
 }
 
@@ -46,7 +47,8 @@ function responseBody(a: DeliveryAttempt): Html | string {
 
 function delivery(d: Delivery): Html {
   const attempts = d.attempts.map(
-    (a) => html`<tr class="attempt"><td>${a.number}</td><td>${a.at}</td><td class="response-status">${a.status ?? '—'}</td><td class="latency">${a.durationMs}</td><td class="response-body">${responseBody(a)}</td><td>${a.error ?? ''}</td></tr>`,
+    (a) =>
+      html`<tr class="attempt"><td>${a.number}</td><td>${a.at}</td><td class="response-status">${a.status ?? '—'}</td><td class="latency">${a.durationMs}</td><td class="response-body">${responseBody(a)}</td><td>${a.error ?? ''}</td></tr>`,
   );
   return html`<section class="delivery" id="${d.id}"><h3><code>${d.id}</code> ${d.event} → <code>${d.url ?? 'no callback URL'}</code>: <span class="state">${d.state}</span></h3>
 <div><form class="inline" method="post" action="/_dashboard/deliveries/${encodeURIComponent(d.id)}/resend"><button type="submit" class="resend">Resend</button></form></div>
@@ -61,7 +63,8 @@ ${d.error ? html`<p>${d.error}</p>` : ''}${d.duplicateOf ? html`<p>Duplicate of 
  */
 export function detailPage(ctx: ServiceContext, tx: Transaction): Response {
   const timeline = tx.timeline.map(
-    (e) => html`<tr><td>${e.occurredAt}</td><td>${e.eventType}</td><td>${e.status}</td><td>${e.errorCode ?? ''}</td><td>${e.errorMessage ?? ''}</td></tr>`,
+    (e) =>
+      html`<tr><td>${e.occurredAt}</td><td>${e.eventType}</td><td>${e.status}</td><td>${e.errorCode ?? ''}</td><td>${e.errorMessage ?? ''}</td></tr>`,
   );
   const listed = ctx.dispatcher.list({ reference: tx.reference });
   const deliveries = listed.map(delivery);

@@ -45,16 +45,26 @@ function readQuery({ ctx, url }: RouteRequest): { filters: Filters; position: Po
   const status = url.searchParams.get('status') ?? '';
   const q = (url.searchParams.get('q') ?? '').trim();
   if (status !== '' && !(TRANSACTION_STATUSES as readonly string[]).includes(status)) {
-    return refused('Unknown status', html`There is no transaction status “${status}”: filter by one of ${TRANSACTION_STATUSES.join(', ')}, or by any status.`);
+    return refused(
+      'Unknown status',
+      html`There is no transaction status “${status}”: filter by one of ${TRANSACTION_STATUSES.join(', ')}, or by any status.`,
+    );
   }
   if (q.length > MAX_SEARCH) {
-    return refused('Search too long', html`The search is ${q.length} characters long: search at most ${MAX_SEARCH} characters of a reference or a merchant reference.`);
+    return refused(
+      'Search too long',
+      html`The search is ${q.length} characters long: search at most ${MAX_SEARCH} characters of a reference or a merchant reference.`,
+    );
   }
   const filters: Filters = { status: status as Filters['status'], q };
   const before = url.searchParams.get('before');
   const after = url.searchParams.get('after');
   if (before !== null && after !== null) {
-    return refused('Page link not valid', html`A page link has either before or after, not both: follow the Newer and Older links of the list.`, filters);
+    return refused(
+      'Page link not valid',
+      html`A page link has either before or after, not both: follow the Newer and Older links of the list.`,
+      filters,
+    );
   }
   const direction = before !== null ? 'before' : after !== null ? 'after' : undefined;
   if (direction === undefined) return { filters, position: undefined };

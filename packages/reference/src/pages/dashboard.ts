@@ -19,10 +19,15 @@ async function act(req: RouteRequest): Promise<Response> {
   if (!tx) return errorPage(404, 'Transaction not found', html`No transaction ${params.reference}. ${back}`);
   const action = params.action as DashboardAction;
   if (!(DASHBOARD_ACTIONS as readonly string[]).includes(action) || !allowedActions(tx).includes(action)) {
-    return errorPage(400, 'Action refused', html`${action} is not allowed for ${tx.reference} (${tx.mode}, ${tx.status}). <a href="${transactionPath(tx.reference)}">Back to the transaction</a>`);
+    return errorPage(
+      400,
+      'Action refused',
+      html`${action} is not allowed for ${tx.reference} (${tx.mode}, ${tx.status}). <a href="${transactionPath(tx.reference)}">Back to the transaction</a>`,
+    );
   }
   const moved = ctx.move(tx, action, { note: 'from the dashboard' });
-  if (!moved.ok) return errorPage(400, 'Action refused', html`${moved.message} <a href="${transactionPath(tx.reference)}">Back to the transaction</a>`);
+  if (!moved.ok)
+    return errorPage(400, 'Action refused', html`${moved.message} <a href="${transactionPath(tx.reference)}">Back to the transaction</a>`);
   return seeOther(transactionPath(tx.reference));
 }
 

@@ -40,13 +40,15 @@ pre.response{white-space:pre-wrap;word-break:break-all;max-height:8rem;overflow:
  * `refreshSeconds` makes it reload itself after that many seconds (a meta refresh, no script).
  */
 export function page(title: string, body: Html, status = 200, refreshSeconds?: number): Response {
-  const refresh = refreshSeconds === undefined ? '' : html`<meta http-equiv="refresh" content="${Math.max(1, Math.round(refreshSeconds))}">`;
+  const refresh =
+    refreshSeconds === undefined ? '' : html`<meta http-equiv="refresh" content="${Math.max(1, Math.round(refreshSeconds))}">`;
   const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${refresh}<title>${title}</title><style>${new Html(STYLE)}</style></head><body>${body}</body></html>`;
   return new Response(doc.value, {
     status,
     headers: {
       'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      'content-security-policy':
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
       'x-content-type-options': 'nosniff',
       'cache-control': 'no-store',
     },

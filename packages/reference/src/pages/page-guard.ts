@@ -36,7 +36,10 @@ function parseHost(host: string): { hostname: string; port: string; host: string
  */
 export function parsePageHost(value: string): PageHost {
   const parsed = parseHost(value);
-  if (!parsed) throw new TypeError(`[@payhook/reference] pageHosts: "${value}" is not a host name; use a name such as pay.local or pay.local:8080 (no scheme, no path).`);
+  if (!parsed)
+    throw new TypeError(
+      `[@payhook/reference] pageHosts: "${value}" is not a host name; use a name such as pay.local or pay.local:8080 (no scheme, no path).`,
+    );
   return { hostname: parsed.hostname, port: /:\d+$/.test(value) ? parsed.port : undefined };
 }
 
@@ -49,7 +52,9 @@ export function publicUrlHost(publicUrl: string): PageHost {
     throw new TypeError(`[@payhook/reference] publicUrl: "${publicUrl}" is not a URL; use an origin such as https://pay.example.test.`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`[@payhook/reference] publicUrl: "${publicUrl}" is not an http(s) URL; use an origin such as https://pay.example.test.`);
+    throw new TypeError(
+      `[@payhook/reference] publicUrl: "${publicUrl}" is not an http(s) URL; use an origin such as https://pay.example.test.`,
+    );
   }
   return { hostname: url.hostname, port: url.port };
 }
@@ -102,7 +107,10 @@ export function pageGuard({ request, url, ctx, listener }: RouteRequest): Respon
   const origin = request.headers.get('origin');
   const site = request.headers.get('sec-fetch-site');
   const referer = request.headers.get('referer');
-  const foreign = (origin !== null && !own.includes(origin)) || (site !== null && site !== 'same-origin' && site !== 'none') || (referer !== null && !fromOwn(referer, own));
+  const foreign =
+    (origin !== null && !own.includes(origin)) ||
+    (site !== null && site !== 'same-origin' && site !== 'none') ||
+    (referer !== null && !fromOwn(referer, own));
   if (foreign) return refused('This form was not sent from this page. Go back to the page, reload it and try again.');
   return null;
 }

@@ -61,7 +61,12 @@ async function addFault({ ctx, caller, request }: RouteRequest): Promise<Respons
 export const sandboxRoutes: Route[] = [
   { method: 'POST', path: '/_sandbox/transactions/:reference/:action', access: 'sandbox', handle: move },
   { method: 'GET', path: '/_sandbox/deliveries', access: 'sandbox', handle: deliveries },
-  { method: 'GET', path: '/_sandbox/clock', access: 'sandbox', handle: ({ ctx }) => json({ now: new Date(ctx.clock.now()).toISOString() }) },
+  {
+    method: 'GET',
+    path: '/_sandbox/clock',
+    access: 'sandbox',
+    handle: ({ ctx }) => json({ now: new Date(ctx.clock.now()).toISOString() }),
+  },
   { method: 'POST', path: '/_sandbox/clock/advance', access: 'sandbox', handle: advance },
   { method: 'GET', path: '/_sandbox/faults', access: 'sandbox', handle: ({ ctx, caller }) => json(ctx.faults.list(caller.merchant.id)) },
   { method: 'POST', path: '/_sandbox/faults', access: 'sandbox', handle: addFault },

@@ -67,7 +67,10 @@ async function initialize(req: RouteRequest): Promise<Response> {
   if (!parsed.success) throw invalid(parsed.error);
   const input = parsed.data;
   if (!caller.merchant.paymentSourceActive) {
-    throw new ApiError(404, 'No active payment source for this account: activate a payment source (paymentSourceActive: true in the merchant config).');
+    throw new ApiError(
+      404,
+      'No active payment source for this account: activate a payment source (paymentSourceActive: true in the merchant config).',
+    );
   }
   if (input.callbackUrl !== undefined) {
     const problem = callbackUrlProblem(input.callbackUrl, ctx.allowHttpCallbacks);
@@ -112,7 +115,10 @@ async function initialize(req: RouteRequest): Promise<Response> {
 function verify(req: RouteRequest): Response {
   const tx = transactionOf(req);
   if (tx.status !== 'completed') {
-    throw new ApiError(400, `Transaction ${tx.reference} is ${tx.status}, not completed: verify succeeds only once the payment has completed.`);
+    throw new ApiError(
+      400,
+      `Transaction ${tx.reference} is ${tx.status}, not completed: verify succeeds only once the payment has completed.`,
+    );
   }
   return json(toRecord(tx));
 }

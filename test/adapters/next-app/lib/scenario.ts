@@ -11,7 +11,15 @@ export const SCENARIO = {
 
 /** One line of the log file: a handler run, or an outcome the receiver reported. */
 export type LogLine =
-  | { kind: 'run'; reference: string; event: string; merchantReference: string; secretIndex: number | null; attempt: number; email?: string | null }
+  | {
+      kind: 'run';
+      reference: string;
+      event: string;
+      merchantReference: string;
+      secretIndex: number | null;
+      attempt: number;
+      email?: string | null;
+    }
   | { kind: 'report'; outcome: string; status: number; reference?: string; late?: boolean; error?: string; signatureHeaderSeen?: string }
   | { kind: 'warn'; cause: string; message: string };
 
