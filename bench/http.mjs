@@ -11,7 +11,6 @@
 // BENCH_NO_WRITE=1 (print only). It measures; it never asserts a target.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { payloadFor } from './lib/payload.mjs';
@@ -169,7 +168,7 @@ for (const framework of FRAMEWORKS) {
     await load_(server, 'payhook', WARMUP_SECONDS);
     const runs = { floor: [], payhook: [] };
     const counted = await stats(server);
-    let okTotal = { floor: 0, payhook: 0 };
+    const okTotal = { floor: 0, payhook: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which goes first, so a drift in the machine's load does not favour one.
       const order = round % 2 ? ['payhook', 'floor'] : ['floor', 'payhook'];

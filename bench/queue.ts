@@ -37,7 +37,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
-import pg from 'pg';
+import type pg from 'pg';
 import { sign } from '@payhook/core';
 import { post, startChild, type ChildReceiver, type Reply } from '../test/children/spawn.js';
 import { effectsTable } from '../test/effects.js';

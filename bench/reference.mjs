@@ -18,7 +18,6 @@ const SECONDS = Number(process.env.BENCH_REF_SECONDS ?? 8);
 const DELIVERIES = Number(process.env.BENCH_REF_DELIVERIES ?? 5000);
 const BATCH = 250;
 const RETRY_TX = Number(process.env.BENCH_REF_RETRY_TX ?? 25_000);
-const RETRIES_PER_TX = MAX_ATTEMPTS - 1;
 const CPU_TARGET_S = 1;
 const loadStart = load();
 
@@ -231,7 +230,7 @@ const init = only ? { rps: NaN, p50: NaN, p99: NaN, non2xx: 0, errors: 0 } : awa
 console.log('[bench] initialize', init);
 const dl = only ? { n: 0, wall: NaN, perSecond: NaN, cpuPerDelivery: NaN } : await deliveriesPerSecond();
 console.log('[bench] deliveries', dl);
-let vc = await virtualClockRetries(Boolean(process.env.BENCH_PROFILE));
+const vc = await virtualClockRetries(Boolean(process.env.BENCH_PROFILE));
 console.log('[bench] virtual-clock retries', { ...vc, profile: undefined });
 const met = vc.cpuS < CPU_TARGET_S;
 if (!met && !vc.profile) {

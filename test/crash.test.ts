@@ -55,7 +55,7 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
       // Start every process at once: a TypeScript child takes a second or two to boot.
       const started = await Promise.all([env, ...cases.map((c) => ({ ...env, CHILD_HANG_AT: c.point }))].map(startReceiver));
       survivor = started[0]!;
-      cases.forEach((c, i) => victims.set(c.point, started[i + 1]!));
+      for (const [i, c] of cases.entries()) victims.set(c.point, started[i + 1]!);
       if (store === 'redis') {
         redis = new Redis(url!);
         reader = redisStore({ url: url!, prefix: 'payhook-test:', retentionMs: 3_600_000 });

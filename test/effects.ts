@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /**
  * Where the receiver children record each run of a handler, so a test can count effects:

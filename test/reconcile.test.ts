@@ -11,7 +11,6 @@ import {
   type PaymentEvent,
   type Receiver,
 } from '@payhook/core';
-import type { TransactionRecord } from '@payhook/core/api';
 import { toNodeListener } from '@payhook/core/node';
 import { manualClock, type ManualClock } from '@payhook/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -197,7 +197,9 @@ describe('the reference service answers what the official SDKs read', () => {
       expect(res.status).toBe(200);
       expectShape(res.json, { hasMore: 'boolean', nextCursor: 'string?' });
       expect(Array.isArray(res.json.data)).toBe(true);
-      res.json.data.forEach((row: unknown, i: number) => expectShape(row, TRANSACTION, `data[${i}]`));
+      res.json.data.forEach((row: unknown, i: number) => {
+        expectShape(row, TRANSACTION, `data[${i}]`);
+      });
       seen.push(...res.json.data.map((row: { reference: string }) => row.reference));
       pages.push({ size: res.json.data.length, hasMore: res.json.hasMore, nextCursor: res.json.nextCursor });
       cursor = res.json.nextCursor;
@@ -227,7 +229,9 @@ describe('the reference service answers what the official SDKs read', () => {
     expect(res.status).toBe(200);
     expectShape(res.json, { reference: 'string' });
     expect(res.json.reference).toBe(reference);
-    res.json.events.forEach((event: unknown, i: number) => expectShape(event, TIMELINE_EVENT, `events[${i}]`));
+    res.json.events.forEach((event: unknown, i: number) => {
+      expectShape(event, TIMELINE_EVENT, `events[${i}]`);
+    });
     expect(
       res.json.events.map((e: { eventType: string; errorCode: string | null; errorMessage: string | null }) => [
         e.eventType,
@@ -253,7 +257,9 @@ describe('the reference service answers what the official SDKs read', () => {
     const res = await call('GET', '/v1/payment-providers/list');
     expect(res.status).toBe(200);
     expect(Object.keys(res.json)).toEqual(['data']);
-    res.json.data.forEach((p: unknown, i: number) => expectShape(p, PROVIDER_ITEM, `data[${i}]`));
+    res.json.data.forEach((p: unknown, i: number) => {
+      expectShape(p, PROVIDER_ITEM, `data[${i}]`);
+    });
     // Codes as the SDKs spell them (go-sdk types.go ProviderItem: "cbe_birr", "telebirr").
     expect(res.json.data.map((p: { providerCode: string }) => p.providerCode)).toEqual(['telebirr', 'cbe_birr']);
     expect(res.json.data[0]).toMatchObject({ providerCode: 'telebirr', providerName: 'Telebirr', flowCode: 'ussd' });
@@ -262,7 +268,9 @@ describe('the reference service answers what the official SDKs read', () => {
   it('GET /v1/payment-providers: {data: Provider[]}, disabled ones too (go-sdk types.go Provider, client_test.go TestListEnabledFiltersDisabledProviders)', async () => {
     const res = await call('GET', '/v1/payment-providers');
     expect(res.status).toBe(200);
-    res.json.data.forEach((p: unknown, i: number) => expectShape(p, PROVIDER, `data[${i}]`));
+    res.json.data.forEach((p: unknown, i: number) => {
+      expectShape(p, PROVIDER, `data[${i}]`);
+    });
     const enabled = res.json.data.filter((p: { isEnabled: boolean }) => p.isEnabled).map((p: { providerCode: string }) => p.providerCode);
     expect(enabled).toEqual(['telebirr', 'cbe_birr']);
     expect(res.json.data.find((p: { providerCode: string }) => p.providerCode === 'awash_bank')).toMatchObject({

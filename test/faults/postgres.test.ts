@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
 import { DATABASE_URL } from '../services.js';
-import { startPostgres, type PrivatePostgres } from './postgres-server.js';
+import { startPostgres } from './postgres-server.js';
 import { serviceLoad, tally } from './service.js';
 
 /**

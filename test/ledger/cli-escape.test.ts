@@ -16,6 +16,7 @@ const HOSTILE = [
   'ref_clip\x1b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07',
 ];
 /** What must never reach the terminal raw: ESC, CR, BEL, LF inside a value, C1 CSI, bidi override, line separator. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters the CLI must escape
 const RAW = /[\x1b\r\x07\x9b\u202e\u2028]/;
 
 /**

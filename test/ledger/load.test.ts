@@ -40,7 +40,7 @@ const tag = () => randomUUID().replaceAll('-', '').slice(0, 10);
 async function loadRun(store: string, p: Plan, receivers: Receiver[], ledger: Ledger, state: RunState) {
   const server = await serve(receivers);
   const started = performance.now();
-  let answers;
+  let answers: Awaited<ReturnType<typeof deliverAll>>;
   try {
     answers = await deliverAll(p, server.urls);
   } finally {
@@ -167,6 +167,7 @@ describe('the ledger under a load of 10,000 deliveries with copies', () => {
   describe.skipIf(!pgUrl)('postgres store, two receivers', () => {
     const table = `ledger_load_${tag()}`;
     let stores: ReturnType<typeof postgresStore>[] = [];
+    // biome-ignore lint/suspicious/noDuplicateTestHooks: the hook of another describe (describe.skipIf is one Biome does not see)
     afterAll(async () => {
       if (stores.length === 0) return;
       await Promise.all(stores.map((s) => s.close()));

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
+import type pg from 'pg';
 import { toNodeListener } from '@payhook/core/node';
 import type { LedgerEntry } from '@payhook/core';
 import { countPg, effectsTable } from '../effects.js';

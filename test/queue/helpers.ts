@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import type pg from 'pg';
 import { Redis } from 'ioredis';
 import { bullmqQueue, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
 import type { ChildReceiver } from '../children/spawn.js';

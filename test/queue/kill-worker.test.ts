@@ -95,7 +95,7 @@ describe.each(ENGINES)('kill -9 of %s workers mid-handler', (engine) => {
     // Connections made now and kept: the children open many, and a full server must not fail the test's own reads.
     pool = new pg.Pool({ connectionString: pgUrl!, max: 3, idleTimeoutMillis: 0 });
     const warm = await Promise.all([1, 2, 3].map(() => pool.connect()));
-    warm.forEach((c) => c.release());
+    for (const c of warm) c.release();
     store = postgresStore({ pool, table: names.table });
     await store.createTable();
     view = engineView(engine, names.queue, () => pool, redisUrl);

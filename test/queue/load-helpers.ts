@@ -112,7 +112,7 @@ export function answerProblems(plan: LoadPlan): string[] {
     else if (last !== '200 duplicate') problems.push(`${ref}: a delivery ended ${last} (answers ${d.answers.join(', ')})`);
     if (d.answers.slice(0, -1).some((a) => a !== '409 in-progress')) problems.push(`${ref}: answers ${d.answers.join(', ')}`);
   }
-  queued.forEach((n, i) => n !== 1 && problems.push(`${plan.references[i]}: queued ${n} times`));
+  for (const [i, n] of queued.entries()) if (n !== 1) problems.push(`${plan.references[i]}: queued ${n} times`);
   return problems;
 }
 

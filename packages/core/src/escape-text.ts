@@ -8,6 +8,7 @@
  * U+2066-2069), the BOM, and lone surrogates (which no store or terminal takes as they are).
  */
 const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
   /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 const hex = (c: string, digits: number) => c.charCodeAt(0).toString(16).padStart(digits, '0');

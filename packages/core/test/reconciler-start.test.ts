@@ -8,7 +8,7 @@ describe('reconciler.start', () => {
     // The service, down: every list call fails as a client does when its connection is refused.
     const client: ReconcileClient = {
       transactions: {
-        // eslint-disable-next-line require-yield
+        // biome-ignore lint/correctness/useYield: a source that fails before its first row
         async *listAll() {
           throw new Error('[@payhook/client] GET /v1/transactions got no answer: could not reach the service');
         },

@@ -76,7 +76,10 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     const manual = manualClock(0);
     let set: unknown[] = [];
     const clock = { ...manual, setTimeout: (fn: () => void, ms: number) => (set.push(manual.setTimeout(fn, ms)), set.at(-1)) };
-    const endRequest = () => void (set.forEach((t) => manual.clearTimeout(t as never)), (set = []));
+    const endRequest = () => {
+      for (const t of set) manual.clearTimeout(t as never);
+      set = [];
+    };
     const receiver = core.createReceiver({
       secret: 's',
       budgetMs: 200,

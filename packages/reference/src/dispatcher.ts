@@ -193,7 +193,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (fault.remaining === 0) {
         held.delete(fault);
         const newestFirst = group.reverse();
-        newestFirst.forEach((h) => (h.state = 'pending'));
+        for (const h of newestFirst) h.state = 'pending';
         const next = (i: number) => () => {
           if (i < newestFirst.length) attempt(newestFirst[i]!, next(i + 1));
         };

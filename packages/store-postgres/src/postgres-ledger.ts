@@ -98,10 +98,13 @@ export function postgresLedger(settings: ReturnType<typeof ledgerSettings>, host
 // jsonb refuses \u0000 and lone surrogates (text cannot hold them), so one such string (a body or
 // a reference from an unsigned request) would fail its whole batch. They, and \u0001 which escapes
 // them, are stored as \u0001 and four hex digits, and read back as they were.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL and \x01 are what Postgres cannot store and the escape uses
 const UNSTORABLE = /[\0\x01\uD800-\uDFFF]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL and \x01 are what Postgres cannot store and the escape uses
 const UNSTORABLE_ALL = /[\0\x01]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const pack = (s: string) =>
   UNSTORABLE.test(s) ? s.replace(UNSTORABLE_ALL, (c) => `\x01${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : s;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: \x01 starts the escape written by pack
 const unpack = (s: string) => s.replace(/\x01([0-9a-f]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 const toJson = (value: unknown) => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? pack(v) : v));
 const fromJson = (text: string): LedgerEntry =>

@@ -132,12 +132,12 @@ export function periodicPurge(option: PurgeOptions | boolean | undefined, host: 
   async function run(): Promise<void> {
     try {
       // Each step (the store's rows, the ledger's) up to maxRowsPerRun; a run that finds the lock taken ends.
-      steps: for (const { text, values } of steps) {
+      eachStep: for (const { text, values } of steps) {
         for (let total = 0; total < maxRowsPerRun && state !== 'stopped'; ) {
           const limit = Math.min(batchSize, maxRowsPerRun - total);
           const { got, deleted } = await deleteBatch(host, text, [limit, lockKey, ...values()]);
           total += deleted;
-          if (!got) break steps;
+          if (!got) break eachStep;
           if (deleted < limit) break;
         }
       }

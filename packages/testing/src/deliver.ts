@@ -77,7 +77,7 @@ export async function deliver(
   } else if (reorder !== undefined) {
     throw new TypeError(`[@payhook/testing] deliver: reorder must be 'reverse', 'shuffle', true or false; got ${String(options.reorder)}.`);
   }
-  runs.forEach((run, i) => (run.index = i));
+  for (const [i, run] of runs.entries()) run.index = i;
 
   const resolved = await resolveTarget(target, { path: options.path });
   const attempts: DeliveryAttemptReport[] = [];

@@ -250,7 +250,9 @@ export async function connect(target: DeliveryTarget, options: TargetOptions = {
       // Let Request normalise the init (a JSON string, a Headers object, a FormData…) into bytes and headers.
       const request = new Request(new URL(path, 'http://127.0.0.1'), init);
       const headers: Record<string, string> = {};
-      request.headers.forEach((value, name) => (headers[name] = value));
+      request.headers.forEach((value, name) => {
+        headers[name] = value;
+      });
       const body = request.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
       return resolved.send({ method: request.method, path, headers, body, signal: init.signal ?? undefined });
     },

@@ -24,7 +24,6 @@ import {
 expect.extend(payhookMatchers);
 
 const secret = 'whsec_deliver_tests';
-const quiet = { info() {}, warn() {}, error() {} };
 const SCHEDULE = [0, 60_000, 180_000, 420_000, 900_000];
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];

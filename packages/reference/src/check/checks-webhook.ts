@@ -3,7 +3,7 @@ import { cancelledTransaction } from './checks-api.js';
 import { bodyIs, eq, initializeWithCallback, once, referenceOf, said, Skip, statusIs, type Check, type Ctx } from './contract.js';
 import type { Delivery, Hooks } from './receiver.js';
 import { compare, type Diff } from './shapes.js';
-import { EVENTS, SIGNATURE, SIGNATURE_HEADERS, VERIFIED, webhookEvent } from './spec.js';
+import { type EVENTS, SIGNATURE, SIGNATURE_HEADERS, VERIFIED, webhookEvent } from './spec.js';
 
 const HINT =
   'pass --callback <public https URL> --listen <port> (a tunnel to this machine), or run the check on the machine the service runs on';

@@ -15,7 +15,7 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig['options']>>(
   usage: string,
   positionals = 0,
 ): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>> {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
