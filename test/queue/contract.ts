@@ -1,8 +1,8 @@
 // The queue contract: what a receiver handing off to a queue and a worker on it promise, asked of
-// each engine the same way. It imports only payhook's published entries and vitest, so the same
-// file runs in the workspace (conformance.test.ts, both projects of the peer matrix) and, copied
-// into a project of its own, against the packed tarballs on Node 24
-// (test/release/pg-boss-peers.test.ts).
+// each engine the same way. It imports only payhook's published entries, vitest and the tests'
+// support module (wait.ts, which the release check copies beside it). So the same file runs in
+// the workspace (conformance.test.ts, both projects of the peer matrix) and, copied into a
+// project of its own, against the packed tarballs on Node 24 (test/release/pg-boss-peers.test.ts).
 import { createClient } from '@payhook/client';
 import { createReceiver, createReconciler, NonRetriableError, type HandlerContext, type Receiver } from '@payhook/core';
 import { queuedKey, type Handoff, type QueueWorker } from '@payhook/core/queue';

@@ -80,6 +80,9 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'test'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'pg-boss-peer-app', private: true, type: 'module' }, null, 2));
   for (const file of ['contract.ts', 'pg-boss-engine.ts']) copyFileSync(join(root, 'test/queue', file), join(dir, 'test', file));
+  // The contract's one helper beside its published imports: the support module, at the same relative path.
+  mkdirSync(join(dir, 'support'), { recursive: true });
+  copyFileSync(join(root, 'test/support/wait.ts'), join(dir, 'support', 'wait.ts'));
   writeFileSync(join(dir, 'test', 'pg-boss.test.ts'), SPEC);
   // The workspace's timeouts (vitest.config.ts): a retry waits out pg-boss's backoff, in whole seconds.
   writeFileSync(join(dir, 'vitest.config.js'), 'export default { test: { testTimeout: 20_000, hookTimeout: 30_000 } };\n');
