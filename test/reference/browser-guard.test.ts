@@ -1,19 +1,14 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, runBrowserTests } from '../support/browser.js';
 import { merchants, receiver, start, validInput, type Receiver, type Started } from './helpers.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-// As browser.test.ts: skipped without chromium, except when services are required.
-const run = present || process.env.PAYHOOK_REQUIRE_SERVICES === '1';
 
 // Issue 31: in Chromium, a page on another origin cannot drive the checkout or the dashboard, nor can
 // a name rebound to the service (evil.example resolves to 127.0.0.1, as after DNS rebinding); the
 // pages still take their own forms. test/reference/page-guard.test.ts forges each header by hand.
-describe.runIf(run)('the pages in Chromium answer only to themselves', () => {
+describe.runIf(runBrowserTests)('the pages in Chromium answer only to themselves', () => {
   let browser: Browser;
   let s: Started;
   let hook: Receiver;
@@ -26,23 +21,10 @@ describe.runIf(run)('the pages in Chromium answer only to themselves', () => {
   });
 
   beforeAll(async () => {
-    if (!present)
-      throw new Error(`[@payhook/reference] ${CHROMIUM} is missing: install it with apt-get update && apt-get install -y chromium.`);
     hook = await receiver();
     s = await start({ allowHttpCallbacks: true, merchants: merchants(hook.url) });
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--host-resolver-rules=MAP evil.example 127.0.0.1',
-      ],
-    });
+    browser = await launchChromium(['--host-resolver-rules=MAP evil.example 127.0.0.1']);
   }, 60_000);
 
   afterAll(async () => {

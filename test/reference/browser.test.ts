@@ -1,22 +1,19 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createReceiver, type PaymentEvent } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, runBrowserTests } from '../support/browser.js';
 import { merchants, receiver, SECRET, start, validInput, type Receiver, type Started } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const present = existsSync(CHROMIUM);
-// Without chromium the browser test is skipped, except when services are required: then it fails.
-const run = present || process.env.PAYHOOK_REQUIRE_SERVICES === '1';
 /** Screenshots for a person to look at; never committed. */
 export const SCREENSHOTS = join(tmpdir(), 'payhook-screenshots');
 
-describe.runIf(run)('checkout page and dashboard in headless Chromium', () => {
+describe.runIf(runBrowserTests)('checkout page and dashboard in headless Chromium', () => {
   let browser: Browser;
   let s: Started;
   let raw: Receiver;
@@ -30,9 +27,6 @@ describe.runIf(run)('checkout page and dashboard in headless Chromium', () => {
   );
 
   beforeAll(async () => {
-    if (!present) {
-      throw new Error(`[@payhook/reference] ${CHROMIUM} is missing: install it with apt-get update && apt-get install -y chromium.`);
-    }
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/webhooks`;
     // A receiver whose answer is markup and long: the dashboard shows it escaped and truncated.
@@ -40,19 +34,7 @@ describe.runIf(run)('checkout page and dashboard in headless Chromium', () => {
       res.writeHead(200, { 'content-type': 'text/html' }).end(`<i id="injected">thanks</i>${'x'.repeat(400)}`);
     });
     s = await start({ allowHttpCallbacks: true, merchants: merchants(hookUrl) });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   }, 60_000);
 
