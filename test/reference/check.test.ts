@@ -3,6 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { formatReport } from '../../packages/reference/src/check/print.js';
+import { listenForWebhooks, MAX_KEPT_DELIVERIES } from '../../packages/reference/src/check/receiver.js';
 import { compare, nullable, obj, arr } from '../../packages/reference/src/check/shapes.js';
 import { ISO_MS } from '../../packages/reference/src/check/spec.js';
 import { root } from './cli-helpers.js';
@@ -140,5 +142,40 @@ describe('payhook-reference check', () => {
     expect(compare({ data: [{ paidAt: null }, { paidAt: 1765432100000 }] }, page)).toEqual([
       { at: 'data[1].paidAt', expected: 'string (ISO 8601 UTC with ms)|null', got: 'number 1765432100000' },
     ]);
+  });
+
+  it('prints what the service sent with its control characters escaped: no terminal sequence reaches the screen', () => {
+    const hostile = 'said \x1b]52;c;cGF5aG9vaw==\x07 and \x9b2J, \u202egnp.exe\r\nforged row';
+    const output = formatReport('http://127.0.0.1:1', SANDBOX_KEY, [
+      {
+        name: 'retrieve → 2xx Transaction',
+        outcome: 'differs',
+        detail: hostile,
+        diffs: [{ at: 'status', expected: 'a status', got: hostile }],
+      },
+    ]);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters that must never reach the terminal
+    expect(output).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]/);
+    expect(output).toContain('said \\x1b]52;c;cGF5aG9vaw==\\x07 and \\x9b2J, \\u202egnp.exe\\x0d\\x0aforged row');
+  });
+
+  it(`keeps at most ${MAX_KEPT_DELIVERIES} requests to its callback listener; the rest get 503 and are dropped`, async () => {
+    const hooks = await listenForWebhooks('127.0.0.1', 0);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < MAX_KEPT_DELIVERIES + 20; i++) {
+        const res = await fetch(hooks.url, {
+          method: 'POST',
+          body: JSON.stringify({ event: 'payment.success', reference: `stranger-${i}` }),
+        });
+        statuses.push(res.status);
+        await res.arrayBuffer();
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(MAX_KEPT_DELIVERIES);
+      expect(statuses.slice(MAX_KEPT_DELIVERIES)).toEqual(Array(20).fill(503));
+      expect(hooks.deliveries).toHaveLength(MAX_KEPT_DELIVERIES);
+    } finally {
+      await hooks.close();
+    }
   });
 });

@@ -42,6 +42,7 @@ export {
   type ReconcileRun,
 } from './reconciler.js';
 export { eventFromRecord } from './record-event.js';
+export { escapeText } from './escape-text.js';
 export { memoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { retryDeadLetters, type DeadLetterRetry } from './dead-letters.js';
 export type { ReplayOptions } from './replay.js';

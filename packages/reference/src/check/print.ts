@@ -1,3 +1,4 @@
+import { escapeText } from '@payhook/core';
 import type { Row } from './run.js';
 
 const LABEL = { agree: 'agree', differs: 'DIFFERS', skipped: 'skipped' } as const;
@@ -38,5 +39,6 @@ export function formatReport(base: string, key: string, rows: Row[]): string {
     '',
     `${rows.length} checks: ${count('agree')} agree, ${count('differs')} ${count('differs') === 1 ? 'DIFFERS' : 'DIFFER'}, ${count('skipped')} skipped.`,
   );
-  return `${lines.join('\n')}\n`;
+  // What the service (or anyone reaching the callback) sent never writes a terminal sequence.
+  return `${lines.map((line) => escapeText(line)).join('\n')}\n`;
 }

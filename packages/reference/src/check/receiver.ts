@@ -23,6 +23,11 @@ export interface Hooks {
 
 /** Bodies over this are cut off and answered 413 (go-sdk webhooks.go reads at most 1 MiB too). */
 const MAX_WEBHOOK_BODY = 1024 * 1024;
+/**
+ * At most this many requests are kept or being read (a run expects a handful): past it they are
+ * answered 503 and dropped, so that whoever reaches a public --listen tunnel cannot grow the check's memory.
+ */
+export const MAX_KEPT_DELIVERIES = 100;
 
 /**
  * Listen for webhooks on `host:port` (port 0 picks one) and answer every POST 200 at once.
@@ -31,7 +36,16 @@ const MAX_WEBHOOK_BODY = 1024 * 1024;
 export async function listenForWebhooks(host: string, port: number, publicUrl?: string): Promise<Hooks> {
   const deliveries: Delivery[] = [];
   const waiters = new Set<() => void>();
+  let reading = 0;
   const server: Server = createServer((req, res) => {
+    // Uploads still arriving count too: each may hold up to MAX_WEBHOOK_BODY.
+    if (deliveries.length + reading >= MAX_KEPT_DELIVERIES) {
+      res.writeHead(503, { connection: 'close' }).end();
+      req.destroy();
+      return;
+    }
+    reading++;
+    req.once('close', () => reading--);
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
