@@ -3,7 +3,16 @@ import { systemClock, type Clock } from './clock.js';
 import { ledgerSettings, type LedgerOptions } from './ledger.js';
 import { memoryLedger } from './memory-ledger.js';
 import { markMemoryStore } from './memory-store-warning.js';
-import { STORE_SYNC, type ClaimResult, type CompleteOptions, type Outcome, type Store, type StoreOps, type StoreRecord } from './store.js';
+import {
+  SHORTEST_RETENTION_MS,
+  STORE_SYNC,
+  type ClaimResult,
+  type CompleteOptions,
+  type Outcome,
+  type Store,
+  type StoreOps,
+  type StoreRecord,
+} from './store.js';
 
 export interface MemoryStoreOptions {
   /** Most keys kept; the least recently used go first. Default 100,000. */
@@ -48,7 +57,7 @@ interface Entry {
  * const receiver = createReceiver({ secret, store: memoryStore({ max: 50_000 }) });
  */
 export function memoryStore(options: MemoryStoreOptions = {}): Store {
-  const retentionMs = options.retentionMs ?? 24 * 60 * 60 * 1000;
+  const retentionMs = options.retentionMs ?? SHORTEST_RETENTION_MS;
   const clock = options.clock ?? systemClock;
   const now = options.now ?? (options.clock ? clock.now : Date.now);
   const cache = new LRUCache<string, Entry>({ max: options.max ?? 100_000 });

@@ -15,14 +15,12 @@ import type { BodyDeadline } from './read-body.js';
 import { verifyStep } from './pipeline/verify.js';
 import type { RawBody, VerifyResult } from './signature.js';
 import { createRunCore } from './run-core.js';
-import type { Store } from './store.js';
+import { SHORTEST_RETENTION_MS, type Store } from './store.js';
 import { ledgerId } from './ledger.js';
 import { createLedgerWriter, type Trace } from './pipeline/ledger-writer.js';
 import { createReplay, type ReplayOptions } from './replay.js';
 import { createOrderGuard } from './pipeline/order-guard.js';
 import { perMinute, REFUSALS_PER_MINUTE } from './per-minute.js';
-
-const DAY = 24 * 60 * 60 * 1000;
 
 export interface Receiver {
   /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
@@ -175,7 +173,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       store: o.store,
       client: o.client,
       log: o.log,
-      retentionMs: o.retentionMs ?? o.store.retentionMs ?? DAY,
+      retentionMs: o.retentionMs ?? o.store.retentionMs ?? SHORTEST_RETENTION_MS,
       dispatch: (event, record) => receiver.dispatch(event, { source: 'reconcile', record }),
     });
   function runEvent(event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {

@@ -70,6 +70,9 @@ export type StoreRecord =
 /** Thirty days: the signature carries no timestamp, so an old delivery can be replayed long after its retries end. */
 export const DEFAULT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
+/** The memory store's retention, the shortest of payhook's stores: a store that does not say its own counts as this. */
+export const SHORTEST_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 /**
  * What the receiver calls on a store. A store may also carry a synchronous view of its operations
  * under STORE_SYNC (the memory store does): the receiver then runs a delivery without awaiting it.
