@@ -7,22 +7,22 @@
  */
 export const MUTATION_GROUPS = {
   signature: {
-    mutate: ['packages/core/src/signature.ts'],
+    mutate: ['packages/core/src/protocol/signature.ts'],
     tests: ['packages/core/test/{signature,web-crypto}.test.ts'],
   },
   body: {
-    mutate: ['packages/core/src/pipeline/intake.ts', 'packages/core/src/read-body.ts', 'packages/core/src/node.ts'],
+    mutate: ['packages/core/src/steps/intake.ts', 'packages/core/src/reading/read-body.ts', 'packages/core/src/node-bridge/node-bridge.ts'],
     tests: [
       'packages/core/test/{receiver,node-bridge,stranger,body-limits}.test.ts',
       'test/adapters/{express,fastify,hono,bounded-senders}.test.ts',
     ],
   },
   options: {
-    mutate: ['packages/core/src/options.ts'],
+    mutate: ['packages/core/src/settings/options.ts'],
     tests: ['packages/core/test/{receiver,fast-path,stranger,options}.test.ts'],
   },
   run: {
-    mutate: ['packages/core/src/pipeline/claim-and-run.ts', 'packages/core/src/pipeline/outcome.ts'],
+    mutate: ['packages/core/src/steps/claim-and-run.ts', 'packages/core/src/observing/outcome.ts'],
     tests: [
       'packages/core/test/{receiver,two-copies,duplicate-wait,fast-path,deadlines,stranger,claim-and-run,claim-and-run-budget}.test.ts',
       'packages/testing/test/deliver.test.ts',
@@ -30,12 +30,14 @@ export const MUTATION_GROUPS = {
   },
   stores: {
     mutate: [
-      'packages/core/src/memory-store.ts',
-      'packages/store-redis/src/{scripts,redis-store}.ts',
-      'packages/store-postgres/src/{store-statements,postgres-store}.ts',
+      'packages/core/src/storage/memory-store.ts',
+      'packages/store-redis/src/{scripts,redis-store,redis-client}.ts',
+      'packages/store-postgres/src/{store-statements,postgres-store,transactional}.ts',
     ],
     tests: [
-      'test/{memory-store,store-redis,store-postgres,store-postgres-limits,store-postgres-purge,store-down,ledger-redis,ledger-postgres}.test.ts',
+      'test/{memory-store,store-down}.test.ts',
+      'packages/store-redis/test/{store-redis,ledger-redis}.test.ts',
+      'packages/store-postgres/test/{store-postgres,store-postgres-limits,store-postgres-purge,ledger-postgres}.test.ts',
       'packages/core/test/{memory-ledger,memory-store-warning,fast-path}.test.ts',
     ],
   },

@@ -11,8 +11,9 @@ import { createReceiver, NonRetriableError, type Ledger, type Store } from '@pay
 import { redisStore } from '@payhook/store-redis';
 import { postgresStore } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { createLedgerWriter, type Trace } from '../packages/core/src/pipeline/ledger-writer.js';
-import { reportOf } from '../packages/core/src/pipeline/outcome.js';
+import { createLedgerWriter } from '../packages/core/src/observing/ledger-writer.js';
+import type { Trace } from '../packages/core/src/contracts/delivery.js';
+import { reportOf } from '../packages/core/src/observing/outcome.js';
 import { requirePostgres, requireRedis } from './services.js';
 import { captureWaitUntil } from './support/wait.js';
 

@@ -1,19 +1,18 @@
 import { packageBuild } from '../../tsup.base.js';
 
 // The platform modules are entries of their own: package.json picks one by export condition
-// (`#platform` internally, `@payhook/core/bridge` for adapters), so no build carries both.
+// (`#platform` internally, `@payhook/core/adapter`'s Node half for adapters), so no build carries both.
 const library = packageBuild(
   {
     index: 'src/index.ts',
     node: 'src/node.ts',
     adapter: 'src/adapter.ts',
+    'adapter-node': 'src/adapter-node.ts',
     api: 'src/api.ts',
     otel: 'src/otel.ts',
     queue: 'src/queue.ts',
     'platform/node': 'src/platform/node.ts',
     'platform/web': 'src/platform/web.ts',
-    'platform/bridge-node': 'src/platform/bridge-node.ts',
-    'platform/bridge-none': 'src/platform/bridge-none.ts',
   },
   {
     external: ['#platform'],
@@ -26,6 +25,6 @@ const library = packageBuild(
 );
 
 // The `payhook` command (bin/payhook.mjs): Node only, ESM only, no types.
-const cli = packageBuild({ cli: 'src/cli.ts' }, { format: ['esm'], dts: false, clean: false, external: ['#platform'] });
+const cli = packageBuild({ cli: 'src/cli/cli.ts' }, { format: ['esm'], dts: false, clean: false, external: ['#platform'] });
 
 export default [library, cli];

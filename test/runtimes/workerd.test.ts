@@ -60,7 +60,7 @@ describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat'
     expect(bundle).not.toMatch(/from\s*["']node:|require\(["']node:|import\(["']node:/);
     const sources = (JSON.parse(readFileSync(join(out, 'dist', 'worker.js.map'), 'utf8')) as { sources: string[] }).sources.join('\n');
     expect(sources).toMatch(/platform\/web/);
-    expect(sources).not.toMatch(/platform\/node|bridge-node|raw-body|iconv-lite/);
+    expect(sources).not.toMatch(/platform\/node|adapter-node|node-bridge|raw-body|iconv-lite/);
   });
 
   it('answers the core cases from a receiver made at module scope, its late handler kept alive by ctx.waitUntil', () =>

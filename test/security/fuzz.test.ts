@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { createReceiver, createVerifier, EVENT_NAMES, sign, type Receiver } from '@payhook/core';
-import { createDiagnosis } from '../../packages/core/src/pipeline/diagnose.js';
+import { createDiagnosis } from '../../packages/core/src/observing/diagnose.js';
 import { toNodeListener } from '@payhook/core/node';
 import { payhookExpress } from '@payhook/express';
 import { payhookFastify } from '@payhook/fastify';

@@ -1,26 +1,32 @@
 /**
  * `@payhook/core/adapter`: what a framework adapter needs of a receiver, and nothing a merchant
  * writes against. An adapter reads bytes (or finds out why there are none) and writes the answer;
- * every status is decided by the pipeline.
+ * every status is decided by the pipeline. This file is the door under the workers', edge and
+ * browser conditions, where `nodeBridge` is null; `node`, `bun` and `deno` get ./adapter-node.ts.
  *
  * @example
  * import { adapterOf } from '@payhook/core/adapter';
  * const { process, maxBodyBytes, signatureHeader } = adapterOf(receiver);
  * const result = await process({ method: 'POST', signature: headers[signatureHeader], body });
  */
-import { ADAPTER, type Receiver, type ReceiverAdapter } from './receiver.js';
+import type { NodeBridge } from './node-bridge/node-bridge.js';
 
-export type { ReceiverAdapter } from './receiver.js';
-export type { RawDelivery } from './pipeline/intake.js';
-export type { ReceiverResult } from './pipeline/outcome.js';
-export { readBodyLimited, type BodyDeadline } from './read-body.js';
-export { bodyUnavailable } from './body-unavailable.js';
+export { adapterOf } from './running/adapter-of.js';
+export type { ReceiverAdapter } from './contracts/receiving.js';
+export type { RawDelivery, ReceiverResult } from './contracts/delivery.js';
+export { readBodyLimited, type BodyDeadline } from './reading/read-body.js';
+export { bodyUnavailable } from './reading/body-unavailable.js';
+export type { NodeBridge };
 
-/** The adapter's view of a receiver made by `createReceiver`. */
-export function adapterOf(receiver: Receiver): ReceiverAdapter {
-  const adapter = (receiver as { [ADAPTER]?: ReceiverAdapter })[ADAPTER];
-  if (!adapter) {
-    throw new TypeError('[@payhook/core] this is not a receiver made by createReceiver(); pass the object createReceiver returned.');
-  }
-  return adapter;
+/** No Node bridge here, so that it and the Node modules it needs never reach a worker's bundle. */
+export const nodeBridge: NodeBridge | null = null;
+
+/**
+ * The Node bridge for an adapter that only runs on Node (Express, Fastify). Here, under a worker,
+ * edge or browser condition, there is none: it throws, saying so.
+ */
+export function nodeBridgeFor(framework: string): NodeBridge {
+  throw new Error(
+    `[@payhook/core] ${framework} serves Node requests, but this copy of @payhook/core was resolved for a worker, edge or browser build (its export conditions): run ${framework} on Node, Bun or Deno.`,
+  );
 }

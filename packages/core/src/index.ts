@@ -1,20 +1,25 @@
-export { createVerifier, sign, signAsync, verifySignature, verifySignatureAsync, type RawBody, type VerifyResult } from './signature.js';
+export {
+  createVerifier,
+  sign,
+  signAsync,
+  verifySignature,
+  verifySignatureAsync,
+  type RawBody,
+  type VerifyResult,
+} from './protocol/signature.js';
 export {
   EVENT_NAMES,
   isPaymentEventName,
   paymentEventSchema,
   type PaymentEvent,
   type PaymentEventName,
-} from './event-schema.js';
-export {
-  createEventRouter,
-  type EventHandler,
-  type EventRouter,
-  type HandlerContext,
-  type HandlerOptions,
-} from './event-router.js';
-export { createReceiver, type HandleOptions, type Receiver } from './receiver.js';
-export type { Handoff, JobInfo, QueuedEvent } from './handoff.js';
+} from './protocol/event-schema.js';
+export { createEventRouter, type EventRouter } from './routing/event-router.js';
+export type { EventHandler, HandlerContext, HandlerOptions } from './contracts/handling.js';
+export { createReceiver } from './running/receiver.js';
+export type { HandleOptions, Receiver } from './contracts/receiving.js';
+export type { JobInfo } from './contracts/delivery.js';
+export type { Handoff, QueuedEvent } from './contracts/handling.js';
 export {
   defaultDedupeKey,
   EPAY_SIGNATURE_HEADER,
@@ -23,30 +28,30 @@ export {
   signatureHeaderName,
   type ReceiverOptions,
   type RunOptions,
-} from './options.js';
-export type { DeliveryReport, ErrorHandler, ReceiverResult } from './pipeline/outcome.js';
-export { COMMON_OUTCOMES, OUTCOMES, type DeadLetterReason, type DeliveryOutcome, type OutcomeFacts } from './outcomes.js';
-export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './logger.js';
-export type { HeaderDefect, SignatureHint, SignatureReason } from './pipeline/diagnose.js';
-export type { Telemetry } from './telemetry.js';
-export type { LoopBlockedReport } from './pipeline/loop-watch.js';
-export type { RawDelivery } from './pipeline/intake.js';
-export type { RecordClient } from './pipeline/record-check.js';
-export { systemClock, type Clock } from './clock.js';
-export { isNonRetriableError, NonRetriableError } from './errors.js';
+} from './settings/options.js';
+export type { DeliveryReport, ErrorHandler, ReceiverResult } from './contracts/delivery.js';
+export { COMMON_OUTCOMES, OUTCOMES, type DeadLetterReason, type DeliveryOutcome, type OutcomeFacts } from './protocol/outcomes.js';
+export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './base/logger.js';
+export type { HeaderDefect, SignatureHint, SignatureReason } from './contracts/delivery.js';
+export type { Telemetry } from './contracts/handling.js';
+export type { LoopBlockedReport } from './contracts/handling.js';
+export type { RawDelivery } from './contracts/delivery.js';
+export type { RecordClient } from './contracts/handling.js';
+export { systemClock, type Clock } from './base/clock.js';
+export { isNonRetriableError, NonRetriableError } from './base/errors.js';
 export {
   createReconciler,
   type ReconcileClient,
   type Reconciler,
   type ReconcilerOptions,
   type ReconcileRun,
-} from './reconciler.js';
-export { eventFromRecord } from './record-event.js';
-export { escapeText } from './escape-text.js';
-export { memoryStore, type MemoryStoreOptions } from './memory-store.js';
-export { retryDeadLetters, type DeadLetterRetry } from './dead-letters.js';
-export type { ReplayOptions } from './replay.js';
-export { eraseDeliveries, type EraseQuery } from './erase.js';
+} from './reconcile/reconciler.js';
+export { eventFromRecord } from './protocol/record-event.js';
+export { escapeText } from './base/escape-text.js';
+export { memoryStore, type MemoryStoreOptions } from './storage/memory-store.js';
+export { retryDeadLetters, type DeadLetterRetry } from './ledger/dead-letters.js';
+export type { ReplayOptions } from './contracts/receiving.js';
+export { eraseDeliveries, type EraseQuery } from './ledger/erase.js';
 export {
   DEFAULT_LEDGER_RETENTION_MS,
   DEFAULT_DEAD_LETTER_RETENTION_MS,
@@ -66,7 +71,7 @@ export {
   type LedgerPatch,
   type LedgerQuery,
   type LedgerSource,
-} from './ledger.js';
+} from './storage/ledger.js';
 export {
   DEFAULT_RETENTION_MS,
   type ClaimResult,
@@ -74,7 +79,7 @@ export {
   type Outcome,
   type Store,
   type StoreRecord,
-} from './store.js';
+} from './storage/store.js';
 export {
   AGREEING_STATUSES,
   EVENTS_BY_STATUS,
@@ -87,6 +92,6 @@ export {
   type Action,
   type TransactionStatus,
   type Transition,
-} from './lifecycle.js';
+} from './protocol/lifecycle.js';
 // The REST contract lives in `@payhook/core/api`; handlers only see the record's type.
-export type { TransactionRecord } from './api-schema.js';
+export type { TransactionRecord } from './protocol/api-schema.js';

@@ -1,10 +1,10 @@
 import { metrics, SpanKind, SpanStatusCode, trace, type Attributes, type Meter, type Span, type Tracer } from '@opentelemetry/api';
-import { OUTCOMES, outcomesWhere, RECOVERED, type DeliveryOutcome } from './outcomes.js';
-import type { DeliveryReport } from './pipeline/outcome.js';
-import { levelOf } from './pipeline/report.js';
-import type { Telemetry } from './telemetry.js';
+import { OUTCOMES, outcomesWhere, RECOVERED, type DeliveryOutcome } from './protocol/outcomes.js';
+import type { DeliveryReport } from './contracts/delivery.js';
+import { levelOf } from './observing/report.js';
+import type { Telemetry } from './contracts/handling.js';
 
-export type { Telemetry } from './telemetry.js';
+export type { Telemetry } from './contracts/handling.js';
 
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('@payhook/core')`, from the globally registered provider (a no-op until an SDK is). */

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEvent, manualClock, signedBody } from '@payhook/testing';
 import { adapterOf, readBodyLimited } from '../src/adapter.js';
 import { createReceiver, sign, type DeliveryReport } from '../src/index.js';
-import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node.js';
+import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node-bridge/node-bridge.js';
 
 /*
  * The limits on what a sender controls before any signature is checked (issue 38: each case here

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { systemClock, type Clock } from '../src/clock.js';
-import { createDeadlines } from '../src/deadlines.js';
+import { systemClock, type Clock } from '../src/base/clock.js';
+import { createDeadlines } from '../src/base/deadlines.js';
 
 describe('createDeadlines: one timer for all of a receiver deliveries', () => {
   beforeEach(() => {

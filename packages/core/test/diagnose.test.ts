@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createEvent, signedBody } from '@payhook/testing';
 import { createReceiver, sign, type DeliveryReport, type ReceiverOptions } from '../src/index.js';
 import { adapterOf } from '../src/adapter.js';
-import { headerDefect } from '../src/pipeline/diagnose.js';
+import { headerDefect } from '../src/observing/diagnose.js';
 
 const secret = 'whsec_diagnose_test';
 const url = 'http://127.0.0.1/webhooks';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { main } from '../src/cli.js';
+import { main } from '../src/cli/cli.js';
 import { receiver, store } from './fixtures/erase-app.js';
 import { until } from '../../../test/support/wait.js';
 

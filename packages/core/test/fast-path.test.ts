@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import secureJson from 'secure-json-parse';
 import { describe, expect, it } from 'vitest';
 import { createEvent } from '@payhook/testing';
-import { isPaymentEventShape, paymentEventSchema } from '../src/event-schema.js';
-import { Malformed, parseEvent } from '../src/pipeline/parse.js';
+import { isPaymentEventShape, paymentEventSchema } from '../src/protocol/event-schema.js';
+import { Malformed, parseEvent } from '../src/steps/parse.js';
 
 // The receiver's hot path replaces zod and secure-json-parse with hand checks; these properties
 // hold it to exactly their answers, on payloads that differ from a valid one in one or more fields.

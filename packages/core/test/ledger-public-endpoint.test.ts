@@ -4,10 +4,11 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, eraseDeliveries, memoryStore, NonRetriableError, type Ledger, type LedgerEntry } from '../src/index.js';
-import { createLedgerWriter, type Trace } from '../src/pipeline/ledger-writer.js';
-import { REFUSALS_PER_MINUTE } from '../src/per-minute.js';
-import { prefixOf } from '../src/pipeline/ledger-record.js';
-import { reportOf } from '../src/pipeline/outcome.js';
+import { createLedgerWriter } from '../src/observing/ledger-writer.js';
+import type { Trace } from '../src/contracts/delivery.js';
+import { REFUSALS_PER_MINUTE } from '../src/base/per-minute.js';
+import { prefixOf } from '../src/observing/ledger-record.js';
+import { reportOf } from '../src/observing/outcome.js';
 import { captureWaitUntil } from '../../../test/support/wait.js';
 
 const secret = 'whsec_public';

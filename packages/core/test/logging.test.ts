@@ -4,7 +4,7 @@ import winston from 'winston';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, type DeliveryOutcome, type LoggerOption, type LogLevel } from '../src/index.js';
-import { LEVEL } from '../src/pipeline/report.js';
+import { LEVEL } from '../src/observing/report.js';
 import { everyOutcome, LATE_OUTCOMES, secret } from './every-outcome.js';
 
 /** One line as a logger wrote it: its level, its message, and the fields it carried. */

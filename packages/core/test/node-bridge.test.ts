@@ -4,7 +4,7 @@ import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedBody } from '@payhook/testing';
 import { createReceiver, type DeliveryReport } from '../src/index.js';
-import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node.js';
+import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node-bridge/node-bridge.js';
 import { until } from '../../../test/support/wait.js';
 
 const secret = 'whsec_node_bridge';

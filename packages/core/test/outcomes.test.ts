@@ -2,7 +2,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { COMMON_OUTCOMES, deadLetterReason, LEVEL, OUTCOMES, RECOVERED, SETTLED, STATUS, type DeliveryOutcome } from '../src/outcomes.js';
+import {
+  COMMON_OUTCOMES,
+  deadLetterReason,
+  LEVEL,
+  OUTCOMES,
+  RECOVERED,
+  SETTLED,
+  STATUS,
+  type DeliveryOutcome,
+} from '../src/protocol/outcomes.js';
 
 const NAMES = Object.keys(OUTCOMES) as DeliveryOutcome[];
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));

@@ -13,9 +13,9 @@ import {
   type DeliveryReport,
   type ReceiverOptions,
 } from '../src/index.js';
-import { toNodeListener } from '../src/node.js';
-import { createDiagnosis, HINTS_PER_MINUTE } from '../src/pipeline/diagnose.js';
-import { REFUSALS_PER_MINUTE } from '../src/per-minute.js';
+import { toNodeListener } from '../src/node-bridge/node-bridge.js';
+import { createDiagnosis, HINTS_PER_MINUTE } from '../src/observing/diagnose.js';
+import { REFUSALS_PER_MINUTE } from '../src/base/per-minute.js';
 
 /**
  * What a stranger without the secret can make of a receiver (issue 30): a body no step foresaw,

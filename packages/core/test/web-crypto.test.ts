@@ -110,7 +110,7 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     const inputs = async (conditions: string[]) => {
       const result = await build({
         stdin: {
-          contents: "export * from '@payhook/core'; export { nodeBridge } from '@payhook/core/bridge';",
+          contents: "export * from '@payhook/core'; export { nodeBridge } from '@payhook/core/adapter';",
           resolveDir: fileURLToPath(new URL('..', import.meta.url)),
         },
         bundle: true,
@@ -134,11 +134,12 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
     for (const conditions of [['workerd', 'worker', 'browser'], ['edge-light', 'worker', 'browser'], ['browser']]) {
       const web = await inputs(conditions);
       expect(web.imports, conditions[0]).toEqual([]);
-      expect(web.files.join('\n'), conditions[0]).not.toMatch(/platform\/node|bridge-node|raw-body|iconv-lite/);
+      expect(web.files.join('\n'), conditions[0]).not.toMatch(/platform\/node|adapter-node|node-bridge|raw-body|iconv-lite/);
     }
     // The same bundler with the `node` condition takes node:crypto and the Node bridge.
     const node = await inputs(['node']);
     expect(node.imports).toEqual(expect.arrayContaining(['crypto']));
     expect(node.files.join('\n')).toMatch(/platform\/node/);
+    expect(node.files.join('\n')).toMatch(/adapter-node/);
   });
 });

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RawBody, Receiver } from '@payhook/core';
-import { adapterOf } from '@payhook/core/adapter';
-import { processNodeRequest, writeNodeResponse } from '@payhook/core/node';
+import { adapterOf, nodeBridgeFor } from '@payhook/core/adapter';
 
 /**
  * A request as Express hands it over. `rawBody` is the convention for bytes that a body parser
@@ -32,6 +31,7 @@ export type PayhookExpressHandler = (req: PayhookExpressRequest, res: ServerResp
 export function payhookExpress(receiver: Receiver): PayhookExpressHandler {
   // Checked now, so a wrong argument fails at startup rather than at each request.
   adapterOf(receiver);
+  const { processNodeRequest, writeNodeResponse } = nodeBridgeFor('Express');
   // Neither step rejects: whatever goes wrong is the pipeline's bare 500, logged through the
   // receiver, never Express's error page (which shows the stack outside production).
   return (req, res) => {

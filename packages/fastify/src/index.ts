@@ -1,8 +1,9 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Receiver } from '@payhook/core';
-import { adapterOf, type BodyDeadline, type ReceiverResult } from '@payhook/core/adapter';
-import { lingerOnClose, processNodeRequest } from '@payhook/core/node';
+import { adapterOf, nodeBridgeFor, type BodyDeadline, type ReceiverResult } from '@payhook/core/adapter';
+
+const { lingerOnClose, processNodeRequest } = nodeBridgeFor('Fastify');
 
 export interface PayhookFastifyOptions {
   receiver: Receiver;

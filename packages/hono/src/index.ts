@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import type { Receiver } from '@payhook/core';
-import { nodeBridge } from '@payhook/core/bridge';
+import { nodeBridge } from '@payhook/core/adapter';
 
 /** A receiver, or a function that builds one from the platform's bindings (a Worker's `env`). */
 export type ReceiverSource<Env = unknown> = Receiver | ((env: Env) => Receiver);

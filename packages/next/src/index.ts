@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Receiver } from '@payhook/core';
-import { nodeBridge } from '@payhook/core/bridge';
+import { nodeBridge } from '@payhook/core/adapter';
 import * as nextServer from 'next/server.js';
 
 /** A web-standard route handler, as the App Router calls it. */

@@ -1,9 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { DeliveryReport } from '../pipeline/outcome.js';
-import type { RawBody } from '../signature.js';
-import type { SyncHmac } from './platform.js';
+import type { Hashable, PublishReport, SyncHmac } from './platform.js';
 
 const UPPER_HEX = /[A-F]/;
 
@@ -20,13 +18,13 @@ export const syncHmac: SyncHmac | null = {
 };
 
 /** Hex SHA-256, synchronous: a refused body is hashed in about 1 ms per MiB, with no promise per record. */
-export const sha256Hex: ((body: RawBody) => string) | null = (body) => createHash('sha256').update(body).digest('hex');
+export const sha256Hex: ((body: Hashable) => string) | null = (body) => createHash('sha256').update(body).digest('hex');
 
 /** A timer set while one request is handled may fire after it has been answered: one timer can serve every delivery. */
 export const timersOutliveRequests = true;
 
 const deliveries = diagnosticsChannel.channel('payhook:delivery');
 /** Every report, on `node:diagnostics_channel` as `payhook:delivery`, when something subscribes. */
-export const publishReport: ((report: DeliveryReport) => void) | undefined = (report) => {
+export const publishReport: PublishReport | undefined = (report) => {
   if (deliveries.hasSubscribers) deliveries.publish(report);
 };

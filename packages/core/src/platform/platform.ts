@@ -14,3 +14,9 @@ export interface SyncHmac {
   /** 64 lower-case hex digits to 32 bytes, or undefined. */
   fromHex(hex: string): Uint8Array | undefined;
 }
+
+/** What the platform hashes: bytes, or text hashed as its UTF-8 bytes (the same as a raw body). */
+export type Hashable = Uint8Array | string;
+
+/** Hands a delivery's report to the platform's own channel (`node:diagnostics_channel`), when it has one. */
+export type PublishReport = (report: object) => void;

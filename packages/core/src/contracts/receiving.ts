@@ -1,0 +1,59 @@
+/**
+ * The receiver as merchants and adapters see it: types only, so that the ledger's tools, the Node
+ * bridge and the entries name it without importing the wiring.
+ */
+import type { TransactionRecord } from '../protocol/api-schema.js';
+import type { PaymentEvent, PaymentEventName } from '../protocol/event-schema.js';
+import type { BodyDeadline } from '../reading/read-body.js';
+import type { Store } from '../storage/store.js';
+import type { DeliveryReport, DeliverySource, ErrorHandler, RawDelivery, ReceiverResult } from './delivery.js';
+import type { EventHandler, HandlerOptions } from './handling.js';
+
+export interface Receiver {
+  /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
+  on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): Receiver;
+  onAny(handler: EventHandler, options?: HandlerOptions): Receiver;
+  /** Called for every failure: handler errors (also after a 202), rejected events, store errors. */
+  onError(handler: ErrorHandler): Receiver;
+  /**
+   * The web-standard entry: Hono, Next's App Router, Bun, Deno, workers. Pass the platform's
+   * `waitUntil` (a Worker's `ctx.waitUntil`, Vercel's, Next's `after`) so that a handler still
+   * running at the budget is kept alive after the 202.
+   */
+  handle(request: Request, options?: HandleOptions): Promise<Response>;
+  /**
+   * Run a delivery recorded in the ledger again, through the same steps: the signature checked on
+   * the stored bytes, the same dedupe (a done event answers `duplicate` unless `force`, which runs
+   * it under a key of its own and is recorded). Resolves once the replay's own record is written.
+   */
+  replay(id: string, options?: ReplayOptions): Promise<DeliveryReport>;
+  /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
+  dispatch(event: PaymentEvent, options?: { source?: DeliverySource; record?: TransactionRecord }): Promise<DeliveryReport>;
+  readonly store: Store;
+  readonly dedupeKey: (event: PaymentEvent) => string;
+}
+
+export interface HandleOptions {
+  /** Keeps work alive after the answer on platforms that would otherwise freeze or cancel it. */
+  waitUntil?: (work: Promise<unknown>) => void;
+  /** The framework's name, for the error that says how to mount payhook when the body was already read. */
+  framework?: string;
+}
+
+/** What adapters get of a receiver, through `adapterOf` from `@payhook/core/adapter`. */
+export interface ReceiverAdapter {
+  /** The pipeline on what the adapter read: bytes, or why there are none. */
+  process(delivery: RawDelivery): Promise<ReceiverResult>;
+  /** The bare 500 for an error outside the pipeline (in the adapter itself), logged through the receiver. Never throws. */
+  fail(error: unknown): ReceiverResult;
+  readonly maxBodyBytes: number;
+  /** How long a body may take to arrive, on the receiver's clock; past it the delivery is `too-slow`. */
+  readonly bodyDeadline: BodyDeadline;
+  /** The header to read the signature from, lower case. */
+  readonly signatureHeader: string;
+}
+
+export interface ReplayOptions {
+  /** Run a done event's handlers again, under a key of this replay's own. Recorded as `forced`. */
+  force?: boolean;
+}

@@ -1,0 +1,169 @@
+import type { SignatureReason, HeaderDefect, SignatureHint } from '../contracts/delivery.js';
+import type { Awaitable } from '../base/maybe-async.js';
+import { perMinute } from '../base/per-minute.js';
+import { SIGNATURE_PREFIX as PREFIX, type RawBody, type VerifyResult } from '../protocol/signature.js';
+
+export interface SignatureDiagnosis {
+  reason: SignatureReason;
+  /** With `missing`: the other known signature header the delivery carried (`signatureHeader` names the wrong one). */
+  signatureHeaderSeen?: string;
+  defect?: HeaderDefect;
+  hints?: SignatureHint[];
+}
+
+export interface DiagnoseSettings {
+  secrets: readonly string[];
+  /** The environment the secrets belong to, when the merchant said (`mode` option). */
+  mode: 'live' | 'sandbox' | undefined;
+  /** The receiver's own verifier (its secrets, prepared once), to try re-serialisations of the body with. */
+  verify: (body: RawBody, header: unknown) => Awaitable<VerifyResult>;
+  /** The receiver's clock: the hints' budget is per minute on it. */
+  now: () => number;
+}
+
+export interface DiagnoseInput {
+  body: RawBody;
+  header: unknown;
+  /** The other known signature header the delivery carried, when the configured one was absent. */
+  signatureHeaderSeen?: string;
+}
+
+/** Bodies larger than this get no re-serialisation check: a webhook's JSON is about 1 KB. */
+const DIAGNOSE_MAX_BYTES = 16 * 1024;
+/** Nor do bodies nested deeper than the service's events (3 levels): a stranger's 6,000 `[` would overflow the stack. */
+const DIAGNOSE_MAX_DEPTH = 16;
+/**
+ * Refusals per minute whose body is examined (parsed, re-serialised and hashed again for the
+ * hints). Anyone can post a wrong signature: past this, a refusal costs what a plain 401 costs.
+ * A misconfigured receiver is refused every delivery, so the first few a minute say why.
+ */
+export const HINTS_PER_MINUTE = 5;
+const HEX64 = /^[0-9a-fA-F]{64}$/;
+
+/** The defect of a header the verifier called malformed. */
+export function headerDefect(header: unknown): HeaderDefect {
+  if (Array.isArray(header) || (typeof header === 'string' && header.includes(','))) return 'joined';
+  if (typeof header !== 'string') return 'not-text';
+  if (header.trim() !== header) return 'whitespace';
+  const hasPrefix = header.slice(0, PREFIX.length).toLowerCase() === PREFIX;
+  const hex = hasPrefix ? header.slice(PREFIX.length) : header;
+  if (!hasPrefix && HEX64.test(hex)) return 'no-prefix';
+  if (HEX64.test(hex)) return 'upper-case';
+  return hex.length === 64 ? 'not-hex' : 'length';
+}
+
+/**
+ * The receiver's diagnosis of refused signatures: why a delivery's signature failed, in terms the
+ * merchant can act on. Runs only on failure, never throws, and never changes the answer (a bare
+ * 401); the body is examined for at most HINTS_PER_MINUTE refusals a minute, on bounded transforms.
+ */
+export function createDiagnosis(
+  s: DiagnoseSettings,
+): (verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput) => Promise<SignatureDiagnosis> {
+  // A secret padded with whitespace is a fact of the configuration: known once, free to report.
+  const padded = s.secrets.some((secret) => secret.trim() !== secret && secret.trim() !== '');
+  const mayExamine = perMinute(HINTS_PER_MINUTE, s.now);
+  return async (verdict, input) => {
+    if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
+    if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined)
+      return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };
+    if (verdict.reason !== 'mismatch') return { reason: verdict.reason };
+    const hints: SignatureHint[] = padded ? ['secret-whitespace'] : [];
+    try {
+      if (mayExamine()) hints.push(...(await bodyHints(s, input)));
+    } catch {
+      // A body no bound foresaw: the refusal stands without a hint.
+    }
+    return hints.length > 0 ? { reason: 'mismatch', hints } : { reason: 'mismatch' };
+  };
+}
+
+/** The hints that need the body: a re-serialised JSON that verifies, and a delivery for the other environment. */
+async function bodyHints(s: DiagnoseSettings, { body, header }: DiagnoseInput): Promise<SignatureHint[]> {
+  const size = typeof body === 'string' ? body.length : body.byteLength;
+  if (size > DIAGNOSE_MAX_BYTES) return [];
+  const text = typeof body === 'string' ? body : decoder.decode(body);
+  const value = shallow(text) ? parse(text) : undefined;
+  if (value === undefined) return [];
+  const hints: SignatureHint[] = [];
+  for (const form of [JSON.stringify(value), JSON.stringify(value, null, 2), JSON.stringify(value, null, 4)]) {
+    if (form !== text && (await s.verify(form, header)).ok) {
+      hints.push('re-serialised');
+      break;
+    }
+  }
+  const sent = (value as { mode?: unknown }).mode;
+  if (s.mode !== undefined && (sent === 'live' || sent === 'sandbox') && sent !== s.mode) hints.push('mode');
+  return hints;
+}
+
+/** Whether JSON text nests at most DIAGNOSE_MAX_DEPTH deep (brackets inside strings do not count). */
+function shallow(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > DIAGNOSE_MAX_DEPTH) return false;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return true;
+}
+
+/** What to do about a diagnosis, for the log line. */
+export function signatureFix(d: SignatureDiagnosis, header: string, mode?: string): string {
+  switch (d.reason) {
+    case 'missing':
+      if (d.signatureHeaderSeen === undefined)
+        return `no ${header} header: if this is the service, a proxy or framework in front of payhook dropped or renamed it.`;
+      // An ePay receiver is right: the sender is the one to fix (the reference service started without --signature-header).
+      return header === 'x-epay-signature'
+        ? `no ${header} header, but a ${d.signatureHeaderSeen} header came. ePay's real deliveries carry X-Epay-Signature, so keep the receiver as it is and fix the sender: start the reference service with --signature-header X-Epay-Signature (its --state file then keeps it). Set signatureHeader to '${d.signatureHeaderSeen}' only if your sender is meant to use it.`
+        : `no ${header} header, but a ${d.signatureHeaderSeen} header came: set the receiver's signatureHeader to '${d.signatureHeaderSeen}' (ePay's real deliveries carry X-Epay-Signature).`;
+    case 'no-secret':
+      return 'no usable webhook secret: set `secret` to the webhook secret from your dashboard.';
+    case 'not-raw-body':
+      return 'the body given was not the raw bytes: give payhook the untouched request.';
+    case 'malformed':
+      return `the ${header} header is ${DEFECTS[d.defect ?? 'length']}; the service sends \`sha256=\` and 64 lower-case hex digits, so something between it and payhook changed the header.`;
+    case 'mismatch': {
+      const hints = (d.hints ?? []).map((h) => HINTS[h](mode));
+      return hints.length > 0
+        ? `no secret matched: ${hints.join('; ')}.`
+        : 'no secret matched: check that `secret` is this endpoint’s webhook secret (sandbox and live differ) and that the body reaches payhook byte for byte.';
+    }
+  }
+}
+
+const DEFECTS: Record<HeaderDefect, string> = {
+  joined: 'two signatures joined by a comma (the header was sent twice, or a proxy added one)',
+  whitespace: 'padded with whitespace',
+  'upper-case': 'in upper case',
+  'no-prefix': 'missing its `sha256=` prefix',
+  length: 'not 64 hex digits long',
+  'not-hex': 'not hexadecimal',
+  'not-text': 'not text',
+};
+
+const HINTS: Record<SignatureHint, (mode?: string) => string> = {
+  'secret-whitespace': () => 'the configured secret has whitespace around it (a trailing newline from a file or env var?); trim it',
+  're-serialised': () =>
+    'the body is not the bytes the service signed, but a re-serialised JSON of it verifies: a body parser or proxy re-wrote it; give payhook the raw bytes',
+  mode: (mode) =>
+    `the delivery is for the other environment than this receiver's secret (mode: '${mode}'): use that environment's webhook secret`,
+};
+
+const decoder = new TextDecoder();
+
+function parse(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// Holds the packages' import graphs to their layout (issue 32): no package's sources import in a
+// circle, type imports included, and @payhook/core's folders import only their own floor or the
+// floors below it. Run by `pnpm lint`; prints each offending import and exits 1.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** Core's floors, lowest first; the entry files at src/ are the top floor. */
+const CORE_FLOORS = [
+  'base',
+  'platform',
+  'protocol',
+  'reading',
+  'storage',
+  'contracts',
+  'settings',
+  'observing',
+  'routing',
+  'steps',
+  'ledger',
+  'running',
+  'node-bridge',
+  'reconcile',
+  'cli',
+];
+
+const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)(['"])([^'"\n]+)\1/g;
+
+function sourcesOf(dir) {
+  const out = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...sourcesOf(full));
+    else if (/\.(ts|tsx|mts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(full);
+  }
+  return out;
+}
+
+/** file -> the files of the same package it imports (relative specifiers, and `#platform` in core). */
+function graphOf(src) {
+  const files = sourcesOf(src);
+  const known = new Set(files);
+  const graph = new Map();
+  for (const file of files) {
+    const text = fs.readFileSync(file, 'utf8');
+    const targets = new Set();
+    for (const [, , spec] of text.matchAll(IMPORT)) {
+      let target;
+      if (spec === '#platform') target = path.join(src, 'platform/node.ts');
+      else if (spec.startsWith('.')) target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+      else continue;
+      if (known.has(target)) targets.add(target);
+      else if (known.has(`${target}.ts`)) targets.add(`${target}.ts`);
+    }
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** Strongly connected components of more than one file, or a file importing itself (Tarjan). */
+function circlesOf(graph) {
+  let index = 0;
+  const stack = [];
+  const seen = new Map();
+  const circles = [];
+  const visit = (v) => {
+    const mine = { index, low: index, onStack: true };
+    seen.set(v, mine);
+    index++;
+    stack.push(v);
+    for (const w of graph.get(v)) {
+      const theirs = seen.get(w);
+      if (!theirs) {
+        visit(w);
+        mine.low = Math.min(mine.low, seen.get(w).low);
+      } else if (theirs.onStack) mine.low = Math.min(mine.low, theirs.index);
+    }
+    if (mine.low === mine.index) {
+      const circle = [];
+      let w;
+      do {
+        w = stack.pop();
+        seen.get(w).onStack = false;
+        circle.push(w);
+      } while (w !== v);
+      if (circle.length > 1 || graph.get(v).has(v)) circles.push(circle);
+    }
+  };
+  for (const v of graph.keys()) if (!seen.has(v)) visit(v);
+  return circles;
+}
+
+const rel = (file) => path.relative(root, file);
+const problems = [];
+
+const packagesDir = path.join(root, 'packages');
+for (const name of fs.readdirSync(packagesDir).sort()) {
+  const src = path.join(packagesDir, name, 'src');
+  if (!fs.existsSync(src)) continue;
+  const graph = graphOf(src);
+  for (const circle of circlesOf(graph)) {
+    const members = new Set(circle);
+    const edges = circle.flatMap((a) => [...graph.get(a)].filter((b) => members.has(b)).map((b) => `${rel(a)} -> ${rel(b)}`));
+    problems.push(`circle in ${name}:\n    ${edges.join('\n    ')}`);
+  }
+  if (name !== 'core') continue;
+  const floorOf = (file) => {
+    const folder = path.relative(src, file).split(path.sep);
+    if (folder.length === 1) return CORE_FLOORS.length; // an entry file
+    const floor = CORE_FLOORS.indexOf(folder[0]);
+    if (floor === -1)
+      throw new Error(`[payhook] core's folder "${folder[0]}" has no floor in scripts/check-layers.mjs: add it to CORE_FLOORS.`);
+    return floor;
+  };
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      if (floorOf(target) > floorOf(file)) problems.push(`up a floor: ${rel(file)} -> ${rel(target)}`);
+    }
+  }
+}
+
+if (problems.length > 0) {
+  console.error(`[payhook] the import graph breaks the layout (scripts/check-layers.mjs):\n  ${problems.join('\n  ')}`);
+  console.error('Move a shared type down (core: into contracts/), or the importing file up a floor.');
+  process.exit(1);
+}
+console.log('import graph: no circles; core imports only its own floor or below');
