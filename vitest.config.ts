@@ -29,9 +29,9 @@ const ALONE = [
 
 // Tests import the packages' sources, so a test run never depends on a stale dist/ (also used by vitest.unit.config.ts).
 export const alias = [
-  { find: /^@payhook\/core\/(node|adapter|api|otel|queue)$/, replacement: `${packages}core/src/$1.ts` },
-  // Tests run on Node: the platform modules the `node` export condition picks.
-  { find: /^@payhook\/core\/bridge$/, replacement: `${packages}core/src/platform/bridge-node.ts` },
+  { find: /^@payhook\/core\/(node|api|otel|queue|store|lifecycle)$/, replacement: `${packages}core/src/$1.ts` },
+  // Tests run on Node: the modules the `node` export condition picks.
+  { find: /^@payhook\/core\/adapter$/, replacement: `${packages}core/src/adapter-node.ts` },
   { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
   { find: /^@payhook\/testing\/(store|ledger)$/, replacement: `${packages}testing/src/$1.ts` },
   { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
@@ -70,7 +70,7 @@ export default defineConfig({
         },
         test: {
           name: 'lowest-peers',
-          include: ['test/store-redis.test.ts', 'test/ledger-redis.test.ts', 'test/queue/conformance.test.ts', 'test/peers.test.ts'],
+          include: ['packages/store-redis/test/{store-redis,ledger-redis}.test.ts', 'test/queue/conformance.test.ts', 'test/peers.test.ts'],
           provide: {
             peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest'), 'pg-boss': versionOf('pg-boss-lowest') },
           },

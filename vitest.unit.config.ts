@@ -14,10 +14,11 @@ export default defineConfig({
     include: [
       'packages/core/test/**/*.test.ts',
       'packages/testing/test/**/*.test.ts',
-      'test/{client-offline,event-from-record,memory-store,ordering,ordering-truth,reconcile}.test.ts',
+      'packages/client/test/client-offline.test.ts',
+      'test/{event-from-record,memory-store,ordering,ordering-truth,reconcile}.test.ts',
       'test/adapters/{express,fastify,hono}.test.ts',
       'test/blackbox/client-vs-sdk-fixtures.test.ts',
-      'test/reference/{api,in-process,page-guard,pages,providers,state,state-file}.test.ts',
+      'packages/reference/test/{api,in-process,page-guard,pages,providers,state,state-file}.test.ts',
       'test/security/ssrf.test.ts',
     ],
     // Runs a plain Node script as a child process (issue 30's exit code).

@@ -13,7 +13,8 @@ const problems = [];
 function walk(dir) {
   const entries = fs.readdirSync(dir, { withFileTypes: true });
   const sources = entries.filter((e) => e.isFile() && /\.(ts|tsx|mts)$/.test(e.name) && !e.name.endsWith('.d.ts'));
-  if (sources.length > MAX_FILES) problems.push(`${path.relative(root, dir)}/ holds ${sources.length} source files (at most ${MAX_FILES}): give its parts folders`);
+  if (sources.length > MAX_FILES)
+    problems.push(`${path.relative(root, dir)}/ holds ${sources.length} source files (at most ${MAX_FILES}): give its parts folders`);
   for (const e of sources) {
     const file = path.join(dir, e.name);
     const lines = fs.readFileSync(file, 'utf8').split('\n').length - 1;

@@ -1,4 +1,5 @@
-import { createReceiver, createReconciler, eventFromRecord, memoryStore, type PaymentEvent } from '@payhook/core';
+import { createReceiver, createReconciler, memoryStore, type PaymentEvent } from '@payhook/core';
+import { eventFromRecord } from '@payhook/core/lifecycle';
 import { transactionRecordSchema, type TransactionRecord } from '@payhook/core/api';
 import { describe, expect, it } from 'vitest';
 

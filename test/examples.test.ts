@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { merchants, SANDBOX_KEY, SECRET, start, type Started } from './reference/helpers.js';
+import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '../packages/reference/test/helpers.js';
 import { freePort, startExample, type ExampleName } from './security/examples.js';
 
 const MINUTE = 60_000;

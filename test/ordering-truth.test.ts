@@ -2,10 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '@payhook/client';
-import { createReceiver, memoryStore, systemClock, type DeliveryReport, type ReceiverOptions, type TransactionRecord } from '@payhook/core';
+import { createReceiver, memoryStore, type DeliveryReport, type ReceiverOptions, type TransactionRecord } from '@payhook/core';
+import { systemClock } from '@payhook/core/store';
 import { toNodeListener } from '@payhook/core/node';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { merchants, SANDBOX_KEY, SECRET, start, type Started } from './reference/helpers.js';
+import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '../packages/reference/test/helpers.js';
 
 // The ordering guard against the service's truth: done records that expired, records that lag or
 // belong to another transaction. A half-hour store retention stands in for the real 24 hours and

@@ -1,20 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@payhook/client';
-import {
-  createReceiver,
-  createReconciler,
-  eventFromRecord,
-  memoryStore,
-  paymentEventSchema,
-  type DeliveryReport,
-  type PaymentEvent,
-  type Receiver,
-} from '@payhook/core';
+import { createReceiver, createReconciler, memoryStore, type DeliveryReport, type PaymentEvent, type Receiver } from '@payhook/core';
+import { eventFromRecord, paymentEventSchema } from '@payhook/core/lifecycle';
 import { toNodeListener } from '@payhook/core/node';
 import { manualClock, type ManualClock } from '@payhook/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { merchants, SANDBOX_KEY, SECRET, start, validInput, type Started } from './reference/helpers.js';
+import { merchants, SANDBOX_KEY, SECRET, start, validInput, type Started } from '../packages/reference/test/helpers.js';
 
 const MINUTE = 60_000;
 const quiet = { info() {}, warn() {}, error() {} };

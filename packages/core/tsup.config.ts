@@ -11,6 +11,8 @@ const library = packageBuild(
     api: 'src/api.ts',
     otel: 'src/otel.ts',
     queue: 'src/queue.ts',
+    store: 'src/store.ts',
+    lifecycle: 'src/lifecycle.ts',
     'platform/node': 'src/platform/node.ts',
     'platform/web': 'src/platform/web.ts',
   },

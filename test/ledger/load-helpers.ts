@@ -5,7 +5,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReceiver, type Ledger, type LedgerEntry, type LedgerQuery, type LogLevel, type Receiver, type Store } from '@payhook/core';
+import { createReceiver, type LedgerEntry, type LedgerQuery, type LogLevel, type Receiver, type Store } from '@payhook/core';
+import type { Ledger } from '@payhook/core/store';
 import { toNodeListener } from '@payhook/core/node';
 import { createEvent, seededRandom, signedBody, type SignedBody } from '@payhook/testing';
 import { until } from '../support/wait.js';

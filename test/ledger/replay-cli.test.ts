@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { toNodeListener } from '@payhook/core/node';
 import type { LedgerEntry } from '@payhook/core';
 import { countPg, effectsTable } from '../effects.js';
-import { merchants, SECRET, start, type Started } from '../reference/helpers.js';
+import { merchants, SECRET, start, type Started } from '../../packages/reference/test/helpers.js';
 import { requirePostgres } from '../services.js';
 import { until } from '../support/wait.js';
 

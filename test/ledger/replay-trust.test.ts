@@ -1,13 +1,13 @@
 import {
   createReceiver,
   createReconciler,
-  eventFromRecord,
   retryDeadLetters,
   type HandlerContext,
   type LedgerEntry,
   type PaymentEvent,
   type Receiver,
 } from '@payhook/core';
+import { eventFromRecord } from '@payhook/core/lifecycle';
 import { signedBody, startReferenceService, type TestReferenceService } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countPg, effectsTable } from '../effects.js';

@@ -5,7 +5,7 @@ import type { Delivery } from '@payhook/reference';
 import { postgresStore, type PostgresStore } from '@payhook/store-postgres';
 import { startChild, type ChildReceiver } from '../children/spawn.js';
 import { countPg, effectsTable } from '../effects.js';
-import { merchants, SECRET, start, type Started } from '../reference/helpers.js';
+import { merchants, SECRET, start, type Started } from '../../packages/reference/test/helpers.js';
 import { requirePostgres, requireRedis } from '../services.js';
 import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
 import { ENGINES, engineView, queueEnv, runNames, WEB, WORKER, type EngineView } from './helpers.js';

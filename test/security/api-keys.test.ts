@@ -16,7 +16,7 @@ import {
   SANDBOX_KEY,
   start,
   validInput,
-} from '../reference/helpers.js';
+} from '../../packages/reference/test/helpers.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEYS = [SANDBOX_KEY, OTHER_KEY, LIVE_KEY, READ_ONLY_KEY, REVOKED_KEY];

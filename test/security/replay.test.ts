@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { createReceiver, DEFAULT_RETENTION_MS, type Store } from '@payhook/core';
+import { createReceiver, type Store } from '@payhook/core';
+import { DEFAULT_RETENTION_MS } from '@payhook/core/store';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 import { afterAll, describe, expect, it } from 'vitest';

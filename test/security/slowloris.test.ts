@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { merchants, SANDBOX_KEY, SECRET, start, validInput } from '../reference/helpers.js';
+import { merchants, SANDBOX_KEY, SECRET, start, validInput } from '../../packages/reference/test/helpers.js';
 import { buildNextExample, EXAMPLES, freePort, startExample, type ExampleName } from './examples.js';
 
 /**

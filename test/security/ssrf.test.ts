@@ -1,13 +1,13 @@
 import type { LookupAddress } from 'node:dns';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../../packages/reference/src/callback-url.js';
-import { createClock } from '../../packages/reference/src/clock.js';
-import { createDispatcher, type Delivery } from '../../packages/reference/src/dispatcher.js';
-import { createFaults } from '../../packages/reference/src/faults.js';
-import type { Merchant } from '../../packages/reference/src/merchants.js';
-import { createTransactionStore } from '../../packages/reference/src/transactions.js';
-import { merchants, receiver, SECRET, start, validInput, type Receiver } from '../reference/helpers.js';
+import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../../packages/reference/src/delivery/callback-url.js';
+import { createClock } from '../../packages/reference/src/service/clock.js';
+import { createDispatcher, type Delivery } from '../../packages/reference/src/delivery/dispatcher.js';
+import { createFaults } from '../../packages/reference/src/delivery/faults.js';
+import type { Merchant } from '../../packages/reference/src/domain/merchants.js';
+import { createTransactionStore } from '../../packages/reference/src/domain/transactions.js';
+import { merchants, receiver, SECRET, start, validInput, type Receiver } from '../../packages/reference/test/helpers.js';
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {

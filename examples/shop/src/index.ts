@@ -1,14 +1,7 @@
 import { createClient, PaymentServiceError } from '@payhook/client';
 import { pino } from 'pino';
-import {
-  createReceiver,
-  memoryStore,
-  STATUS_RANK,
-  type LoggerOption,
-  type Receiver,
-  type Store,
-  type TransactionStatus,
-} from '@payhook/core';
+import { createReceiver, memoryStore, type LoggerOption, type Receiver, type Store, type TransactionStatus } from '@payhook/core';
+import { STATUS_RANK } from '@payhook/core/lifecycle';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 

@@ -1,3 +1,4 @@
+import type { Mode } from '@payhook/core';
 import {
   initializeInputSchema,
   initializeResultSchema,
@@ -36,7 +37,7 @@ export interface ClientOptions {
 
 export interface Client {
   /** `sandbox` for a `sk_test_` key, `live` for a `sk_live_` key. */
-  readonly mode: 'live' | 'sandbox';
+  readonly mode: Mode;
   transactions: {
     /** Create a transaction. Always sends an idempotency key (a new UUID unless given) and reuses it on its own retries. */
     initialize(input: InitializeInput, options?: { idempotencyKey?: string }): Promise<InitializeResult>;

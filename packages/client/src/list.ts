@@ -1,8 +1,9 @@
+import type { Mode } from '@payhook/core';
 import { MAX_LIST_RANGE_MS, type ListPage, type TransactionRecord } from '@payhook/core/api';
 import { PaymentServiceError } from './errors.js';
 
 /** The record as the client returns it: `mode` always set (from the API key when the service leaves it out). */
-export type Transaction = TransactionRecord & { mode: 'live' | 'sandbox' };
+export type Transaction = TransactionRecord & { mode: Mode };
 
 /** A list page as the client returns it (the service's `ListPage`, each record with its `mode`). */
 export type TransactionPage = ListPage & { data: Transaction[]; nextCursor: string | null; hasMore: boolean };

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createEvent } from '@payhook/testing';
-import { createEventRouter, EVENT_NAMES, paymentEventSchema, type PaymentEvent } from '../src/index.js';
+import { createEventRouter, type PaymentEvent } from '../src/index.js';
+import { EVENT_NAMES, paymentEventSchema } from '../src/lifecycle.js';
 
 describe('event types and schema', () => {
   it('narrows the handler event by name (checked by tsc in `pnpm test`)', () => {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
-import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type Ledger, type LedgerEntry } from '../src/index.js';
+import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type LedgerEntry } from '../src/index.js';
+import type { Ledger } from '../src/store.js';
 import { until } from '../../../test/support/wait.js';
 
 const secret = 'whsec_ledger';

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedBody, signedRequest } from '@payhook/testing';
 import { adapterOf } from '../src/adapter.js';
-import {
-  createReceiver,
-  signatureHeaderName,
-  type DeliveryReport,
-  type ReceiverOptions,
-  type RecordClient,
-  type TransactionRecord,
-} from '../src/index.js';
+import { createReceiver, type DeliveryReport, type ReceiverOptions, type RecordClient, type TransactionRecord } from '../src/index.js';
 import { createJobRunner, type Handoff } from '../src/queue.js';
+import { signatureHeaderName } from '../src/api.js';
 
 /*
  * What createReceiver promises about its options (issue 38, options.ts): every value it cannot

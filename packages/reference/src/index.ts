@@ -1,6 +1,7 @@
-export { createReferenceService, type ReferenceService, type ReferenceServiceOptions } from './service.js';
-export { listen, type ListenOptions, type RunningServer } from './server.js';
-export { createClock, type Clock, type ClockMode, type ClockOptions } from './clock.js';
+export { createReferenceService } from './service/create-service.js';
+export type { ReferenceService, ReferenceServiceOptions } from './service/service-types.js';
+export { listen, type ListenOptions, type RunningServer } from './http/server.js';
+export { createClock, type ServiceClock, type ClockMode, type ClockOptions } from './service/clock.js';
 export {
   generateApiKey,
   generateWebhookSecret,
@@ -11,11 +12,11 @@ export {
   type MerchantRegistry,
   type Mode,
   type Permission,
-} from './merchants.js';
-export { DELIVERY_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule.js';
-export type { Delivery, DeliveryAttempt, DeliveryFilter, DeliveryState } from './delivery-record.js';
-export { attemptError, type AttemptOutcome } from './attempt-error.js';
-export { faultInputSchema, type FaultInput, type FaultRule } from './faults.js';
-export { SANDBOX_PHONES } from './scenarios.js';
-export { TRANSITIONS, type Action } from './transitions.js';
-export { PAYMENT_METHODS } from './transactions.js';
+} from './domain/merchants.js';
+export { DELIVERY_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS } from './delivery/retry-schedule.js';
+export type { Delivery, DeliveryAttempt, DeliveryFilter, DeliveryState } from './delivery/delivery-record.js';
+export { attemptError, type AttemptOutcome } from './delivery/attempt-error.js';
+export { faultInputSchema, type FaultInput, type FaultRule } from './delivery/faults.js';
+export { SANDBOX_PHONES } from './domain/scenarios.js';
+export { TRANSITIONS, type Action } from './domain/transitions.js';
+export { PAYMENT_METHODS } from './domain/providers.js';

@@ -2,12 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, runBrowserTests } from '../support/browser.js';
+import { launchChromium, runBrowserTests } from '../../../test/support/browser.js';
 import { merchants, receiver, start, validInput, type Receiver, type Started } from './helpers.js';
 
 // Issue 31: in Chromium, a page on another origin cannot drive the checkout or the dashboard, nor can
 // a name rebound to the service (evil.example resolves to 127.0.0.1, as after DNS rebinding); the
-// pages still take their own forms. test/reference/page-guard.test.ts forges each header by hand.
+// pages still take their own forms. page-guard.test.ts forges each header by hand.
 describe.runIf(runBrowserTests)('the pages in Chromium answer only to themselves', () => {
   let browser: Browser;
   let s: Started;

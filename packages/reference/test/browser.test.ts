@@ -7,7 +7,7 @@ import { createReceiver, type PaymentEvent } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, runBrowserTests } from '../support/browser.js';
+import { launchChromium, runBrowserTests } from '../../../test/support/browser.js';
 import { merchants, receiver, SECRET, start, validInput, type Receiver, type Started } from './helpers.js';
 
 /** Screenshots for a person to look at; never committed. */

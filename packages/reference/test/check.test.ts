@@ -3,10 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatReport } from '../../packages/reference/src/check/print.js';
-import { listenForWebhooks, MAX_KEPT_DELIVERIES } from '../../packages/reference/src/check/receiver.js';
-import { compare, nullable, obj, arr } from '../../packages/reference/src/check/shapes.js';
-import { ISO_MS } from '../../packages/reference/src/check/spec.js';
+import { formatReport } from '../src/check/print.js';
+import { listenForWebhooks, MAX_KEPT_DELIVERIES } from '../src/check/receiver.js';
+import { compare, nullable, obj, arr } from '../src/check/shapes.js';
+import { ISO_MS } from '../src/check/spec.js';
 import { root } from './cli-helpers.js';
 import { SANDBOX_KEY, SECRET, start, type Started } from './helpers.js';
 

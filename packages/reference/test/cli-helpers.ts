@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
-export const root = fileURLToPath(new URL('../..', import.meta.url));
+export const root = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(root, 'packages/reference/dist/cli.js');
 /**
  * The CLI's source run through tsx: for a file that does not call `buildCli`, since two files

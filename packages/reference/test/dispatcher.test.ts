@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReceiver, EVENT_NAMES, paymentEventSchema, type PaymentEvent } from '@payhook/core';
+import { createReceiver, type PaymentEvent } from '@payhook/core';
+import { EVENT_NAMES, paymentEventSchema } from '@payhook/core/lifecycle';
 import { toNodeListener } from '@payhook/core/node';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';

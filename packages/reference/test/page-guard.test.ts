@@ -6,7 +6,7 @@ import { merchants, receiver, SANDBOX_KEY, start, type Started } from './helpers
 
 // Issue 31: the dashboard and the checkout answer only to the host names the server was started
 // for (DNS rebinding), and take forms from themselves only (CSRF). Real HTTP with forged headers;
-// test/reference/browser.test.ts shows the same in Chromium.
+// browser.test.ts shows the same in Chromium.
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { merchants, receiver, start, type Started } from './helpers.js';
 
 // The dashboard's list (filters, pages), its reloading while deliveries are under way, and the
-// checkout's heading, read as HTML over HTTP. test/reference/browser.test.ts drives them in Chromium.
+// checkout's heading, read as HTML over HTTP. browser.test.ts drives them in Chromium.
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();

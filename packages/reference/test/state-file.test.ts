@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { setupSignatureHeader } from '../../packages/reference/src/cli/serve-setup.js';
+import { setupSignatureHeader } from '../src/cli/serve-setup.js';
 import {
   createStateSaver,
   MAX_STATE_BYTES,
@@ -24,7 +24,7 @@ import {
   stateText,
   writeStateFile,
   type StateFile,
-} from '../../packages/reference/src/state.js';
+} from '../src/state/state-file.js';
 
 // randomBytes as it is, except when a test fixes it to know the temporary file's name in advance.
 const fixed = vi.hoisted(() => ({ bytes: null as Buffer | null }));

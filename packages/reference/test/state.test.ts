@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClock } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { liveLogLine } from '../../packages/reference/src/live-log.js';
-import { createStateSaver, readStateFile, StateFileError } from '../../packages/reference/src/state.js';
+import { liveLogLine } from '../src/delivery/live-log.js';
+import { createStateSaver, readStateFile, StateFileError } from '../src/state/state-file.js';
 import { merchants, receiver, start, validInput, type Started } from './helpers.js';
 
 const MINUTE = 60_000;

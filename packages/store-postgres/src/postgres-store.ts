@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_RETENTION_MS, ledgerSettings, type Clock, type LedgerOptions } from '@payhook/core';
-import type { ClaimResult, CompleteOptions, EventHandler, HandlerContext } from '@payhook/core';
-import type { PaymentEvent, PaymentEventName, Store, StoreRecord } from '@payhook/core';
+import type { Clock } from '@payhook/core';
+import { DEFAULT_RETENTION_MS, ledgerSettings, type LedgerOptions } from '@payhook/core/store';
+import type { EventHandler, PaymentEventName, Store } from '@payhook/core';
+import type { ClaimResult, CompleteOptions, StoreRecord } from '@payhook/core/store';
 import type pg from 'pg';
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Pool, QueryResultRow } from 'pg';
 import { createSchema } from './create-schema.js';
-import { inTransaction } from './in-transaction.js';
+import { postgresLedger } from './ledger/postgres-ledger.js';
 import { createPool, hearIdleErrors, warnIfNotDurable } from './own-pool.js';
-import { postgresLedger } from './postgres-ledger.js';
 import { periodicPurge, purgeExpired, type PurgeOptions } from './purge.js';
 import { DEFAULT_TABLE, quoteTable } from './schema.js';
 import { columnOf, outcomeOf, storeStatements } from './store-statements.js';
 import { NAME, positiveMs, storeError } from './store-error.js';
+import { transactionalHandler, type TransactionalEffect } from './transactional.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -54,13 +55,6 @@ export interface PostgresStoreOptions {
   /** @internal The purge's timers, for tests: a real, unref'd timer by default. */
   clock?: Clock;
 }
-
-/** A merchant's database effect, run on `client` inside the transaction that marks the event done. */
-export type TransactionalEffect<E extends PaymentEventName = PaymentEventName> = (
-  event: PaymentEvent<E>,
-  context: HandlerContext,
-  client: PoolClient,
-) => unknown;
 
 export interface PostgresStore extends Store {
   /** The pool the store uses. */
@@ -205,33 +199,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       return { state: 'released', attempt: row.attempt };
     },
     transactional<E extends PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E> {
-      return async (event, ctx) => {
-        const key = ctx.dedupeKey;
-        try {
-          await ensureTable();
-        } catch (cause) {
-          throw storeError('open a transaction for', key, cause, table);
-        }
-        let began = false;
-        try {
-          await inTransaction(pool, { limitMs: transactionMs, statementMs: timeoutMs }, async (client) => {
-            began = true;
-            // Fence first: the effect runs only while this delivery holds the claim, and the row lock
-            // keeps any takeover waiting until the transaction ends.
-            const marked = await client.query(SQL.completeHeld, [key, ctx.claimToken, retentionMs]);
-            if (marked.rowCount !== 1) {
-              throw new Error(
-                `${NAME} the claim on "${key}" is no longer held by this delivery (its lease lapsed and another delivery took it over, or it is done), so the effect did not run. Raise leaseMs above your slowest handler.`,
-              );
-            }
-            await effect(event, ctx, client);
-          });
-        } catch (error) {
-          // No connection to be had: the database is down, the same as a failed claim.
-          if (!began) throw storeError('open a transaction for', key, error, table);
-          throw error;
-        }
-      };
+      return transactionalHandler(
+        { pool, table, ensureTable, completeHeld: SQL.completeHeld, retentionMs, limitMs: transactionMs, statementMs: timeoutMs },
+        effect,
+      );
     },
     purgeExpired: (opts) => purgeExpired(host, opts),
     async createTable() {

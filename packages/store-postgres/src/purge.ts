@@ -1,6 +1,7 @@
-import { systemClock, type Clock } from '@payhook/core';
+import type { Clock } from '@payhook/core';
+import { systemClock } from '@payhook/core/store';
 import type pg from 'pg';
-import type { StoreHost } from './postgres-ledger.js';
+import type { StoreHost } from './ledger/postgres-ledger.js';
 import { ledgerTable, quoteTable } from './schema.js';
 import { MAX_TIMER_MS, NAME, positiveMs, storeError } from './store-error.js';
 

@@ -1,4 +1,4 @@
-import type { Outcome } from '@payhook/core';
+import type { Outcome } from '@payhook/core/store';
 
 /**
  * Every SQL statement of the store's records, for the quoted table `t` (the purge's are in

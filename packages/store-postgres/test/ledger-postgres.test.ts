@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import type { Clock, LedgerEntry, LedgerOptions } from '@payhook/core';
+import type { Clock, LedgerEntry } from '@payhook/core';
+import type { LedgerOptions } from '@payhook/core/store';
 import { postgresStore, schemaSql } from '@payhook/store-postgres';
 import { ledgerConformance } from '@payhook/testing/ledger';
-import { requirePostgres } from './services.js';
+import { requirePostgres } from '../../../test/services.js';
 
 const url = await requirePostgres();
 const unique = () => randomUUID().replaceAll('-', '').slice(0, 10);

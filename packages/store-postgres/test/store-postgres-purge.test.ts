@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import type { Clock } from '@payhook/core';
 import { postgresStore, schemaSql, type PostgresStore } from '@payhook/store-postgres';
-import { requirePostgres } from './services.js';
+import { requirePostgres } from '../../../test/services.js';
 
 const url = await requirePostgres();
 const HOUR = 60 * 60 * 1000;
@@ -231,7 +231,7 @@ describe.skipIf(!url)('postgres store: the periodic purge', () => {
 
   it('never keeps the process alive: a process that used the store exits on its own, its purge timer set', async () => {
     const table = newTable();
-    const root = fileURLToPath(new URL('..', import.meta.url));
+    const root = fileURLToPath(new URL('../../..', import.meta.url));
     const file = fileURLToPath(new URL('./children/purge-exit.ts', import.meta.url));
     const child = spawn(process.execPath, ['--import', 'tsx', file], {
       cwd: root,

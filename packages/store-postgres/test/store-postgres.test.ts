@@ -7,8 +7,8 @@ import { postgresStore, schemaSql } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
 import { contextFor } from './handler-context.js';
-import { requirePostgres } from './services.js';
-import { sleep, until } from './support/wait.js';
+import { requirePostgres } from '../../../test/services.js';
+import { sleep, until } from '../../../test/support/wait.js';
 
 const url = await requirePostgres();
 // Only for Postgres's own clock: leases and retention are timed by the server (clock_timestamp()),
@@ -46,7 +46,7 @@ describe.skipIf(!url)('postgres', () => {
       await pool.query(`create table ${effects} (key text not null)`);
       const { rows } = await pool.query(`select relpersistence from pg_class where relname = $1`, [table]);
       expect(rows).toEqual([{ relpersistence: 'p' }]); // a logged table
-      const shipped = readFileSync(new URL('../packages/store-postgres/schema.sql', import.meta.url), 'utf8');
+      const shipped = readFileSync(new URL('../schema.sql', import.meta.url), 'utf8');
       expect(shipped).toBe(schemaSql());
     });
 

@@ -1,5 +1,6 @@
-import { failedDoneTtl, isKept, isRefusal, matchesQuery, pageSize } from '@payhook/core';
-import type { Ledger, LedgerEntry, LedgerPatch, LedgerQuery, ledgerSettings } from '@payhook/core';
+import { failedDoneTtl, isKept, isRefusal, matchesQuery, pageSize } from '@payhook/core/store';
+import type { LedgerEntry, LedgerQuery } from '@payhook/core';
+import type { Ledger, LedgerPatch, ledgerSettings } from '@payhook/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { APPEND_SCRIPT, LIST_SCRIPT, REMOVE_SCRIPT, UPDATE_SCRIPT } from './ledger-scripts.js';
 

@@ -1,4 +1,4 @@
-import type { Outcome } from '@payhook/core';
+import type { Outcome } from '@payhook/core/store';
 
 /*
  * The Lua scripts behind the Redis store. Each record lives in two keys that share a hash tag,

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
-import { DEFAULT_RETENTION_MS } from '@payhook/core';
+import { DEFAULT_RETENTION_MS } from '@payhook/core/store';
 import { redisStore } from '@payhook/store-redis';
 import { storeConformance } from '@payhook/testing/store';
-import { hasRedisServer, startRedis } from './faults/redis-server.js';
-import { requireRedis } from './services.js';
+import { hasRedisServer, startRedis } from '../../../test/faults/redis-server.js';
+import { requireRedis } from '../../../test/services.js';
 import { countCommands, keySlot } from './redis-helpers.js';
 
 const url = await requireRedis();

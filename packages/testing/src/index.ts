@@ -1,4 +1,4 @@
-export { createEvent, createEvents, newReference, type EventOverrides } from './create-event.js';
+export { createEvent, createEvents, newReference, type EventOverrides } from './events/create-event.js';
 export {
   signedBody,
   signedRequest,
@@ -6,26 +6,38 @@ export {
   type SignedBody,
   type SignedRequestOptions,
   type SignOptions,
-} from './signed-request.js';
+} from './events/signed-request.js';
+export { connect, type Connection } from './targets/connect.js';
+export type {
+  DeliveryTarget,
+  FetchApp,
+  FetchHandler,
+  HandleApp,
+  InjectApp,
+  NodeListener,
+  RouteModule,
+  TargetOptions,
+} from './targets/target.js';
 export {
-  connect,
-  type Connection,
-  type DeliveryTarget,
-  type FetchApp,
-  type FetchHandler,
-  type HandleApp,
-  type InjectApp,
-  type NodeListener,
-  type RouteModule,
-  type TargetOptions,
-} from './target.js';
-export { deliver, seededRandom, type DeliverOptions, type DeliverResult, type DeliveryAttemptReport, type DeliveryRun } from './deliver.js';
-export { recordRuns, type HandlerRun, type HandlerRuns } from './handler-runs.js';
+  deliver,
+  seededRandom,
+  type DeliverOptions,
+  type DeliverResult,
+  type DeliveryAttemptReport,
+  type DeliveryRun,
+} from './delivering/deliver.js';
+export { recordRuns, type HandlerRun, type HandlerRuns } from './matchers/handler-runs.js';
 export {
   startReferenceService,
   type MoveOptions,
   type StartReferenceServiceOptions,
   type TestReferenceService,
-} from './reference-service.js';
-export { payhookMatchers, type MatcherContext, type MatcherResult, type PayhookMatchers, type ProcessedOptions } from './matchers.js';
+} from './reference/reference-service.js';
+export {
+  payhookMatchers,
+  type MatcherContext,
+  type MatcherResult,
+  type PayhookMatchers,
+  type ProcessedOptions,
+} from './matchers/matchers.js';
 export { manualClock, type ManualClock, type ManualTimer } from './manual-clock.js';

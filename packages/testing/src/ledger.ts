@@ -1,24 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryOutcome, Ledger, LedgerEntry } from '@payhook/core';
-import { refusalsRetentionAndRemoval } from './ledger-bounds.js';
+import type { DeliveryOutcome, LedgerEntry } from '@payhook/core';
+import type { Ledger } from '@payhook/core/store';
+import { refusalsRetentionAndRemoval } from './conformance/ledger-bounds.js';
+import type { LedgerBounds, LedgerUnderTest } from './conformance/ledger-subject.js';
 
-/** The ledger a conformance run tests. */
-export interface LedgerUnderTest {
-  /**
-   * A ledger with the given bounds, on a namespace of its own (records of other runs must not
-   * show). `close` is called after the suite.
-   */
-  make(bounds: LedgerBounds): Promise<{ ledger: Ledger; close?: () => Promise<void> }>;
-}
-
-/** The bounds a conformance case asks for: pass them on as the store's `ledger` option. */
-export interface LedgerBounds {
-  maxEntries: number;
-  retentionMs: number;
-  maxRefusals?: number;
-  deadLetterRetentionMs?: number;
-}
+export type { LedgerBounds, LedgerUnderTest } from './conformance/ledger-subject.js';
 
 let made = 0;
 

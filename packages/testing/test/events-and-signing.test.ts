@@ -1,7 +1,8 @@
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { createReceiver, EVENT_NAMES, paymentEventSchema, verifySignature } from '@payhook/core';
+import { createReceiver, verifySignature } from '@payhook/core';
+import { EVENT_NAMES, paymentEventSchema } from '@payhook/core/lifecycle';
 import { payhookExpress } from '@payhook/express';
 import { createEvent, createEvents, signedBody, signedRequest, type EventOrBytes } from '@payhook/testing';
 

@@ -1,3 +1,4 @@
+import type { Mode } from '../protocol/lifecycle.js';
 import type { SignatureReason, HeaderDefect, SignatureHint } from '../contracts/delivery.js';
 import type { Awaitable } from '../base/maybe-async.js';
 import { perMinute } from '../base/per-minute.js';
@@ -14,7 +15,7 @@ export interface SignatureDiagnosis {
 export interface DiagnoseSettings {
   secrets: readonly string[];
   /** The environment the secrets belong to, when the merchant said (`mode` option). */
-  mode: 'live' | 'sandbox' | undefined;
+  mode: Mode | undefined;
   /** The receiver's own verifier (its secrets, prepared once), to try re-serialisations of the body with. */
   verify: (body: RawBody, header: unknown) => Awaitable<VerifyResult>;
   /** The receiver's clock: the hints' budget is per minute on it. */

@@ -1,3 +1,6 @@
+/** The service's two environments: each has its own keys, secrets and transactions. */
+export type Mode = 'live' | 'sandbox';
+
 /**
  * The payment lifecycle, written once: the statuses, the moves between them and the event each
  * move sends (section 6). Everything else is derived from TRANSITIONS: which status an event

@@ -7,7 +7,8 @@ import { reportOf } from '../observing/outcome.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import { RECOVERED } from '../protocol/outcomes.js';
 import type { Receiver } from '../contracts/receiving.js';
-import { eventFromRecord, type Mode } from '../protocol/record-event.js';
+import { eventFromRecord } from '../protocol/record-event.js';
+import type { Mode } from '../protocol/lifecycle.js';
 
 /** The part of `@payhook/client` a reconciler uses. */
 export interface ReconcileClient {

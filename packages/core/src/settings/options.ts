@@ -1,3 +1,4 @@
+import type { Mode } from '../protocol/lifecycle.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
 import { memoryStore } from '../storage/memory-store.js';
@@ -89,7 +90,7 @@ export interface ReceiverOptions extends RunOptions {
    * The environment the webhook secret belongs to. Only used to explain a signature that failed:
    * a delivery for the other environment is named as the likely cause (the sandbox secret in live).
    */
-  mode?: 'live' | 'sandbox';
+  mode?: Mode;
   /**
    * Put every verified, new event on a durable queue instead of running handlers here, and answer
    * 200 `queued` once the queue has it: `bullmqQueue()` from `@payhook/queue-bullmq` or
@@ -204,7 +205,7 @@ export function signatureHeaderSeen(configured: string, has: (name: string) => b
   return KNOWN_SIGNATURE_HEADERS.find((name) => name !== configured && has(name));
 }
 
-function checkMode(mode: unknown): 'live' | 'sandbox' | undefined {
+function checkMode(mode: unknown): Mode | undefined {
   if (mode === undefined || mode === 'live' || mode === 'sandbox') return mode;
   throw new TypeError(
     `[@payhook/core] mode must be 'live' or 'sandbox' (the environment of the webhook secret); got ${String(mode)}. Leave it unset if unsure.`,

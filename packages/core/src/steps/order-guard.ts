@@ -25,7 +25,7 @@ export interface OrderGuardSettings {
   retentionMs: number;
   log: Log;
   /** Run a missing earlier event, as a reconcile does (no signature, the same claim). */
-  dispatch: (event: PaymentEvent, record: TransactionRecord) => Promise<DeliveryReport>;
+  runEarlier: (event: PaymentEvent, record: TransactionRecord) => Promise<DeliveryReport>;
 }
 
 /**
@@ -101,7 +101,7 @@ export function createOrderGuard(s: OrderGuardSettings) {
     for (let i = 0; i < left.length; i++) {
       // An event the service shows no time for is never run from the record: it may have run and been forgotten.
       if (known.times[left[i]!] === undefined) return held(left.slice(i), known.unknown(left[i]!));
-      const r = await s.dispatch(eventFromRecord(record, left[i]!, event.mode), record);
+      const r = await s.runEarlier(eventFromRecord(record, left[i]!, event.mode), record);
       // An earlier event counts as run once it settled (OUTCOMES): its handlers will not run again.
       if (!SETTLED.has(r.outcome)) return held(left.slice(i), r.error);
     }
@@ -167,3 +167,6 @@ export function createOrderGuard(s: OrderGuardSettings) {
     return guard(event, budgetMs).catch((error: unknown) => reportOf('store-unavailable', { error }));
   };
 }
+
+/** The guard of one receiver: a promise of the report that holds `event` back (none: it may run), or undefined when nothing need be awaited. */
+export type OrderGuard = ReturnType<typeof createOrderGuard>;

@@ -1,8 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { API_CHECKS } from './checks-api.js';
-import { LIST_CHECKS } from './checks-list.js';
-import { RATE_CHECKS } from './checks-rate.js';
-import { WEBHOOK_CHECKS } from './checks-webhook.js';
 import type { Hooks } from './receiver.js';
 import { compare, preview, type Diff, type Shape } from './shapes.js';
 import { ERROR_ENVELOPE } from './spec.js';
@@ -32,9 +28,6 @@ export interface Ctx {
 
 /** Thrown inside a check: it cannot run (the row is "skipped" with this reason, not a difference). */
 export class Skip extends Error {}
-
-/** The service's black-box contract, in the order it runs: the rate-limit probe last, as it uses the key up. */
-export const CHECKS: Check[] = [...API_CHECKS, ...LIST_CHECKS, ...WEBHOOK_CHECKS, ...RATE_CHECKS];
 
 /** `fn` run once per run under `key`, its promise shared. */
 export function once<T>(ctx: Ctx, key: string, fn: () => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-import { escapeText } from '@payhook/core';
+import { escapeText } from '@payhook/core/api';
 import type { Row } from './run.js';
 
 const LABEL = { agree: 'agree', differs: 'DIFFERS', skipped: 'skipped' } as const;

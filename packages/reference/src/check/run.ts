@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { RunError } from '../cli/common.js';
-import { CHECKS, Skip, type Check, type Ctx } from './contract.js';
+import { CHECKS } from './all-checks.js';
+import { Skip, type Check, type Ctx } from './contract.js';
 import { listenForWebhooks, type Hooks } from './receiver.js';
 import type { Diff } from './shapes.js';
 import { createWire, WireError } from './wire.js';

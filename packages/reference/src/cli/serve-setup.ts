@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { signatureHeaderName } from '@payhook/core';
-import { DEFAULT_MERCHANT, generateApiKey, generateWebhookSecret, hashKey, type ApiKeyConfig, type MerchantConfig } from '../merchants.js';
-import type { StateFile } from '../state.js';
+import { signatureHeaderName } from '@payhook/core/api';
+import {
+  DEFAULT_MERCHANT,
+  generateApiKey,
+  generateWebhookSecret,
+  hashKey,
+  type ApiKeyConfig,
+  type MerchantConfig,
+} from '../domain/merchants.js';
+import type { StateFile } from '../state/state-file.js';
 import { UsageError } from './common.js';
 
 export interface ConfigFile {

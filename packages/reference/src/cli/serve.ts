@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
-import { liveLogLine } from '../live-log.js';
-import { listen } from '../server.js';
+import { liveLogLine } from '../delivery/live-log.js';
+import { listen } from '../http/server.js';
 import { parsePageHost, publicUrlHost } from '../pages/page-guard.js';
-import { createReferenceService, type ReferenceService } from '../service.js';
-import { createStateSaver, readStateFile, StateFileError, type StateFile, type StateSaver } from '../state.js';
+import { createReferenceService } from '../service/create-service.js';
+import type { ReferenceService } from '../service/service-types.js';
+import { createStateSaver, readStateFile, StateFileError, type StateFile, type StateSaver } from '../state/state-file.js';
 import { parseFlags, UsageError } from './common.js';
 import { readConfig, setupMerchants, setupSignatureHeader } from './serve-setup.js';
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { EVENT_NAMES, type Action, type PaymentEventName } from '@payhook/core';
+import type { PaymentEventName } from '@payhook/core';
+import { EVENT_NAMES, type Action } from '@payhook/core/lifecycle';
 import {
   call,
   describe,

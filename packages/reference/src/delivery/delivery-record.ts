@@ -1,6 +1,6 @@
 // A webhook delivery as the service records it, with every attempt, and the filter that lists them.
 import type { PaymentEventName } from '@payhook/core';
-import type { Mode } from './merchants.js';
+import type { Mode } from '../domain/merchants.js';
 
 export interface DeliveryAttempt {
   /** 1 to 5. */

@@ -1,4 +1,4 @@
-import { EVENT_NAMES } from '@payhook/core';
+import { EVENT_NAMES } from '@payhook/core/lifecycle';
 import { z } from 'zod';
 
 /**

@@ -1,5 +1,5 @@
 // The service's retry schedule (section 6): when a failed delivery is attempted again, and how long an attempt may take.
-import { SERVICE_TIMEOUT_MS } from '@payhook/core';
+import { SERVICE_TIMEOUT_MS } from '@payhook/core/lifecycle';
 
 /** Delay before attempts 2 to 5 (section 6), counted from the start of the attempt before. */
 export const RETRY_DELAYS_MS = [60_000, 120_000, 240_000, 480_000] as const;

@@ -1,7 +1,8 @@
+import type { Mode } from '@payhook/core';
 import { createHash, randomBytes } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import { PROVIDER_PERMISSIONS } from '@payhook/core/api';
-import { PAYMENT_METHODS, type PaymentMethod } from './transactions.js';
+import { PAYMENT_METHODS, type PaymentMethod } from './providers.js';
 
 /**
  * What a key may do. Retrieve, list and timeline need `transactions:read`; the provider endpoints
@@ -17,7 +18,7 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-export type Mode = 'sandbox' | 'live';
+export type { Mode };
 
 /** The merchant made when none is configured; its name is what the checkout page shows ("Pay 100.00 ETB to Demo shop"). */
 export const DEFAULT_MERCHANT = { id: 'default', name: 'Demo shop' } as const;

@@ -1,8 +1,9 @@
-import { TRANSITIONS, type Action, type PaymentEventName } from '@payhook/core';
+import type { PaymentEventName } from '@payhook/core';
+import { TRANSITIONS, type Action } from '@payhook/core/lifecycle';
 import type { Transaction } from './transactions.js';
 
 // The lifecycle table is core's (`@payhook/core` lifecycle); the reference only applies it.
-export { isAction, TRANSITIONS, type Action } from '@payhook/core';
+export { isAction, TRANSITIONS, type Action } from '@payhook/core/lifecycle';
 
 /** What a move may carry besides the action. */
 export interface TransitionDetails {

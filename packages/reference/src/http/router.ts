@@ -1,39 +1,4 @@
-import type { Authentication } from './merchants.js';
-import type { Permission } from './merchants.js';
-import type { ServiceContext } from './context.js';
-import type { Listener } from './pages/page-guard.js';
-
-/**
- * Who may call a route: `api` (a key, the whitelist, the rate limit and `permission`),
- * `sandbox` (a sandbox key and the whitelist), `public` (anyone: the checkout page),
- * `local` (loopback clients only: the dashboard). `public` and `local` routes are pages: they
- * answer only to the host names the service was started for, and take forms from themselves only
- * (`pageGuard`).
- */
-export type Access = 'api' | 'sandbox' | 'public' | 'local';
-
-export type Caller = Extract<Authentication, { ok: true }>;
-
-export interface RouteRequest {
-  request: Request;
-  url: URL;
-  params: Record<string, string>;
-  remoteAddress: string;
-  /** The address the server listens on, when served by `listen`. */
-  listener?: Listener;
-  ctx: ServiceContext;
-  /** The authenticated key, on `api` and `sandbox` routes. */
-  caller: Caller;
-}
-
-export interface Route {
-  method: 'GET' | 'POST' | 'DELETE';
-  /** `/v1/transactions/:reference`; a `:name` segment matches one path segment. */
-  path: string;
-  access: Access;
-  permission?: Permission;
-  handle(req: RouteRequest): Promise<Response> | Response;
-}
+import type { Route } from '../service/context.js';
 
 export type Match =
   | { kind: 'found'; route: Route; params: Record<string, string> }

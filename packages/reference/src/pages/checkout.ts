@@ -1,7 +1,8 @@
-import { readText } from '../http.js';
-import type { Route, RouteRequest } from '../router.js';
-import { checkoutPay, sandboxPhone } from '../scenarios.js';
-import { PAYMENT_METHODS, type Transaction } from '../transactions.js';
+import { readText } from '../http/messages.js';
+import type { Route, RouteRequest } from '../service/context.js';
+import { checkoutPay, sandboxPhone } from '../domain/scenarios.js';
+import { PAYMENT_METHODS } from '../domain/providers.js';
+import type { Transaction } from '../domain/transactions.js';
 import { errorPage, html, page, seeOther } from './html.js';
 
 const MESSAGES: Record<string, string> = {

@@ -1,8 +1,8 @@
-import type { DeliveryAttempt } from '../delivery-record.js';
-import type { Delivery } from '../dispatcher.js';
-import type { ServiceContext } from '../context.js';
-import type { Transaction } from '../transactions.js';
-import { TRANSITIONS, type Action } from '../transitions.js';
+import type { DeliveryAttempt } from '../delivery/delivery-record.js';
+import type { Delivery } from '../delivery/dispatcher.js';
+import type { ServiceContext } from '../service/context.js';
+import type { Transaction } from '../domain/transactions.js';
+import { TRANSITIONS, type Action } from '../domain/transitions.js';
 import { html, page, type Html } from './html.js';
 import { refreshNote, refreshSeconds } from './refresh.js';
 

@@ -1,6 +1,7 @@
-import { TRANSACTION_STATUSES, type TransactionStatus } from '@payhook/core';
-import type { RouteRequest } from '../router.js';
-import type { Transaction } from '../transactions.js';
+import type { TransactionStatus } from '@payhook/core';
+import { TRANSACTION_STATUSES } from '@payhook/core/lifecycle';
+import type { RouteRequest } from '../service/context.js';
+import type { Transaction } from '../domain/transactions.js';
 import { transactionPath } from './dashboard-detail.js';
 import { errorPage, html, page, type Html } from './html.js';
 import { refreshNote, refreshSeconds } from './refresh.js';

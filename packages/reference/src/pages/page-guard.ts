@@ -1,18 +1,6 @@
 import { isIP } from 'node:net';
-import type { RouteRequest } from '../router.js';
+import type { Listener, PageHost, RouteRequest } from '../service/context.js';
 import { errorPage, html } from './html.js';
-
-/** A host name the pages answer to; `port` undefined: on any port ('' is the scheme's default). */
-export interface PageHost {
-  hostname: string;
-  port: string | undefined;
-}
-
-/** The address a server listens on (`listen` passes it with each request). */
-export interface Listener {
-  host: string;
-  port: number;
-}
 
 /** Names of this machine that no DNS answer can give to someone else. */
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];

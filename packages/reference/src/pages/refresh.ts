@@ -1,4 +1,4 @@
-import type { Delivery } from '../delivery-record.js';
+import type { Delivery } from '../delivery/delivery-record.js';
 import { html, type Html } from './html.js';
 
 /** How often a page showing an attempt in flight reloads itself. */

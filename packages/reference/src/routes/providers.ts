@@ -1,7 +1,7 @@
 import { PROVIDER_PERMISSIONS, type Provider, type ProviderItem } from '@payhook/core/api';
-import { json } from '../http.js';
-import type { Route, RouteRequest } from '../router.js';
-import { PROVIDER_CATALOGUE } from '../transactions.js';
+import { json } from '../http/messages.js';
+import type { Route, RouteRequest } from '../service/context.js';
+import { PROVIDER_CATALOGUE } from '../domain/providers.js';
 
 /**
  * `GET /v1/payment-providers/list`: the providers the account may route to, compact, for a

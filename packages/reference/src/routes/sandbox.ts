@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { faultInputSchema } from '../faults.js';
-import { ApiError, invalid, json, readJson } from '../http.js';
-import type { Route, RouteRequest } from '../router.js';
-import { PAYMENT_METHODS, toRecord } from '../transactions.js';
-import { isAction, TRANSITIONS } from '../transitions.js';
+import { faultInputSchema } from '../delivery/faults.js';
+import { ApiError, invalid, json, readJson } from '../http/messages.js';
+import type { Route, RouteRequest } from '../service/context.js';
+import { PAYMENT_METHODS } from '../domain/providers.js';
+import { toRecord } from '../domain/transactions.js';
+import { isAction, TRANSITIONS } from '../domain/transitions.js';
 
 const actionBodySchema = z.object({
   paymentMethod: z.enum(PAYMENT_METHODS, { error: `paymentMethod must be one of: ${PAYMENT_METHODS.join(', ')}` }).optional(),

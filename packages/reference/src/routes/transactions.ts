@@ -10,12 +10,12 @@ import {
   type ListPage,
   type Timeline,
 } from '@payhook/core/api';
-import { callbackUrlProblem, classifyAddress } from '../callback-url.js';
-import { ApiError, invalid, json, noContent, readJson } from '../http.js';
-import { canonicalJson } from '../idempotency.js';
-import type { Route, RouteRequest } from '../router.js';
-import { actionAtInitialize } from '../scenarios.js';
-import { toRecord, type Transaction } from '../transactions.js';
+import { callbackUrlProblem, classifyAddress } from '../delivery/callback-url.js';
+import { ApiError, invalid, json, noContent, readJson } from '../http/messages.js';
+import { canonicalJson } from '../domain/idempotency.js';
+import type { Route, RouteRequest } from '../service/context.js';
+import { actionAtInitialize } from '../domain/scenarios.js';
+import { toRecord, type Transaction } from '../domain/transactions.js';
 
 const IDEMPOTENCY_HEADER = 'x-idempotency-key';
 

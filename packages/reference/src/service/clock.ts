@@ -1,9 +1,10 @@
 /**
  * The service's one source of time. The retry schedule, the delivery timeout, the rate limit, the
  * idempotency window and the cursor lifetime all read it, so a test can run the whole retry
- * schedule in milliseconds.
+ * schedule in milliseconds. Named apart from core's `Clock` (a different interface) so the two never
+ * meet under one name.
  */
-export interface Clock {
+export interface ServiceClock {
   /** Milliseconds since the epoch, as the service sees them. */
   now(): number;
   /** Run `task` once the clock reaches `at`; returns a function that cancels it. */
@@ -52,7 +53,7 @@ const MAX_TIMEOUT = 2 ** 31 - 1;
  * clock.at(clock.now() + 60_000, () => console.log('a minute later'));
  * await clock.advance(60_000);
  */
-export function createClock(options: ClockOptions = {}): Clock {
+export function createClock(options: ClockOptions = {}): ServiceClock {
   const mode = options.mode ?? 'real';
   let manualNow = options.startAt ?? Date.now();
   let offset = 0;
@@ -174,7 +175,7 @@ export function createClock(options: ClockOptions = {}): Clock {
     }
   }
 
-  const clock: Clock = {
+  const clock: ServiceClock = {
     now,
     at(at, task) {
       const timer: Timer = { at, seq: seq++, task, cancelled: false };

@@ -1,10 +1,10 @@
-import { TRANSACTION_STATUSES } from '@payhook/core';
+import { TRANSACTION_STATUSES } from '@payhook/core/lifecycle';
 import { z } from 'zod';
-import type { Delivery } from './delivery-record.js';
-import type { MerchantConfig } from './merchants.js';
-import type { ReferenceState } from './service.js';
+import type { Delivery } from '../delivery/delivery-record.js';
+import type { MerchantConfig } from '../domain/merchants.js';
+import type { ReferenceState } from '../service/service-types.js';
 import { advice, MAX_STATE_DEPTH, nestingDepth, readStateText, StateFileError, writeStateFile } from './state-file-io.js';
-import type { Transaction } from './transactions.js';
+import type { Transaction } from '../domain/transactions.js';
 
 export { MAX_STATE_BYTES, MAX_STATE_DEPTH, StateFileError, writeStateFile } from './state-file-io.js';
 

@@ -1,4 +1,4 @@
-import { COMMON_OUTCOMES } from '@payhook/core';
+import { COMMON_OUTCOMES } from '@payhook/core/lifecycle';
 
 /**
  * The ledger's table (the store's `ledger` option), for the quoted table `sql` whose last part is

@@ -1,9 +1,10 @@
-import { failedDoneTtl, isRefusal, pageSize, type Ledger, type LedgerEntry, type LedgerQuery, type ledgerSettings } from '@payhook/core';
+import type { LedgerEntry, LedgerQuery } from '@payhook/core';
+import { failedDoneTtl, isRefusal, pageSize, type Ledger, type ledgerSettings } from '@payhook/core/store';
 import type pg from 'pg';
 import type { Pool, QueryResultRow } from 'pg';
+import { ledgerTable } from '../schema.js';
+import { NAME, storeError } from '../store-error.js';
 import { filters, ledgerStatements } from './ledger-statements.js';
-import { ledgerTable } from './schema.js';
-import { NAME, storeError } from './store-error.js';
 
 /** What the store shares with its ledger and its purge: its pool, its table, its timeout, and the creation of both tables. */
 export interface StoreHost {

@@ -1,5 +1,5 @@
 /**
- * A process for test/store-postgres-purge.test.ts, run with `node --import tsx`: it uses a Postgres
+ * A process for store-postgres-purge.test.ts, run with `node --import tsx`: it uses a Postgres
  * store once, with the purge every 200 ms on the real clock, does 1 s of work of its own, and must
  * then exit by itself, the purge's timer still set. Prints `PURGES <n>`, the purge statements sent,
  * on exit. Configured by env: PURGE_URL (the database), PURGE_TABLE.

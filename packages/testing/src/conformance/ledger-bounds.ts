@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { eraseDeliveries, type Ledger, type LedgerEntry } from '@payhook/core';
-import type { LedgerBounds } from './ledger.js';
+import { eraseDeliveries, type LedgerEntry } from '@payhook/core';
+import type { Ledger } from '@payhook/core/store';
+import type { LedgerBounds } from './ledger-subject.js';
 
 /** What the conformance suite shares with these cases: a ledger on the bounds asked for, and records. */
 export interface LedgerCases {

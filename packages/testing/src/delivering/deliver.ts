@@ -1,10 +1,12 @@
-import { sign, signatureHeaderName } from '@payhook/core';
+import { sign } from '@payhook/core';
+import { signatureHeaderName } from '@payhook/core/api';
 import { attemptError } from '@payhook/reference';
 import { deliverSettings, type DeliverOptions } from './deliver-options.js';
 import type { DeliverResult, DeliveryAttemptReport, DeliveryRun } from './delivery-report.js';
 import { seededRandom } from './seeded-random.js';
-import { toBody, type EventOrBytes } from './signed-request.js';
-import { resolveTarget, type DeliveryTarget } from './target.js';
+import { toBody, type EventOrBytes } from '../events/signed-request.js';
+import { resolveTarget } from '../targets/resolve-target.js';
+import type { DeliveryTarget } from '../targets/target.js';
 
 // Kept importable from here, as before the split.
 export type { DeliverOptions } from './deliver-options.js';

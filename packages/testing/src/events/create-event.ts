@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { EVENT_NAMES, isPaymentEventName, paymentEventSchema, STATUS_AFTER, type PaymentEvent, type PaymentEventName } from '@payhook/core';
+import type { PaymentEvent, PaymentEventName } from '@payhook/core';
+import { EVENT_NAMES, isPaymentEventName, paymentEventSchema, STATUS_AFTER } from '@payhook/core/lifecycle';
 import { serviceFeeFor } from '@payhook/core/api';
 
 /** What `createEvent` lets a test set: any field of the payload, `customer` in part, and extra fields (they pass through). */

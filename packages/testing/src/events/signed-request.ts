@@ -1,4 +1,5 @@
-import { sign, signatureHeaderName } from '@payhook/core';
+import { sign } from '@payhook/core';
+import { signatureHeaderName } from '@payhook/core/api';
 
 /** An event object (serialised with `JSON.stringify`, as the service does), or the exact bytes to send. */
 export type EventOrBytes = object | string | Uint8Array;

@@ -1,5 +1,5 @@
 // What toHaveBeenDelivered reads from its value, and the message it fails with.
-import type { DeliverResult } from './delivery-report.js';
+import type { DeliverResult } from '../delivering/delivery-report.js';
 
 /** One delivery as the matcher sees it: a `deliver()` run or a reference service `Delivery`. */
 export interface DeliveredItem {

@@ -1,5 +1,6 @@
-import { defaultDedupeKey, type PaymentEvent, type PaymentEventName, type Receiver, type Store, type StoreRecord } from '@payhook/core';
-import { createEvent } from './create-event.js';
+import { defaultDedupeKey, type PaymentEvent, type Mode, type PaymentEventName, type Receiver, type Store } from '@payhook/core';
+import type { StoreRecord } from '@payhook/core/store';
+import { createEvent } from '../events/create-event.js';
 import { deliveredItems, deliveredMessage } from './delivered-matcher.js';
 import { isHandlerRuns, type HandlerRuns } from './handler-runs.js';
 
@@ -17,7 +18,7 @@ export interface MatcherContext {
 
 export interface ProcessedOptions {
   /** The mode of the transaction, for building the dedupe key from a reference. Default `sandbox`. */
-  mode?: 'sandbox' | 'live';
+  mode?: Mode;
 }
 
 /**

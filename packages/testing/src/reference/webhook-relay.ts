@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ResolvedTarget } from './target.js';
+import type { ResolvedTarget } from '../targets/target.js';
 
 /**
  * The reference service's callback URL in a test: the service needs it at start, while the app

@@ -1,0 +1,149 @@
+import type { LoopWatch } from '../contracts/handling.js';
+import type { createDiagnosis } from '../observing/diagnose.js';
+import type { LedgerWriter } from '../observing/ledger-writer.js';
+import type { resolveOptions } from '../settings/options.js';
+import type { OrderGuard } from '../steps/order-guard.js';
+import type { RunSettings } from '../steps/run-settings.js';
+import type { verifyStep } from '../steps/verify.js';
+import { andThen, type Awaitable } from '../base/maybe-async.js';
+import type { DeliveryReport, DeliverySource, RawDelivery, ReceiverResult, Trace } from '../contracts/delivery.js';
+import type { HandleOptions } from '../contracts/receiving.js';
+import { answerOf, reportOf } from '../observing/outcome.js';
+import type { TransactionRecord } from '../protocol/api-schema.js';
+import type { PaymentEvent } from '../protocol/event-schema.js';
+import type { RawBody, VerifyResult } from '../protocol/signature.js';
+import { claimAndRun } from '../steps/claim-and-run.js';
+import { intake, isReport } from '../steps/intake.js';
+import { Malformed, parseEvent } from '../steps/parse.js';
+import type { RunInput } from '../steps/run-settings.js';
+import { ledgerId } from '../storage/ledger.js';
+
+/**
+ * What every delivery's steps share, made once by `createReceiver`: the options, the steps built
+ * from them, and where answers are reported and recorded.
+ */
+export interface Pipeline {
+  readonly o: ReturnType<typeof resolveOptions>;
+  readonly verify: ReturnType<typeof verifyStep>;
+  readonly diagnose: ReturnType<typeof createDiagnosis>;
+  readonly settings: RunSettings;
+  readonly watch: LoopWatch;
+  readonly report: (r: DeliveryReport, quiet?: boolean) => DeliveryReport;
+  readonly writer: LedgerWriter | undefined;
+  /** Whether one more refusal may be logged this minute (anyone can send them). */
+  readonly mayLogRefusal: () => boolean;
+  /** The key a forced replay claims, so that a done event runs again, once per replay. */
+  readonly forcedKey: (event: PaymentEvent, forcedBy: string) => string;
+  /** The ordering guard, when `ordering` is set: a report holds the event back; undefined lets it run. */
+  readonly guard: OrderGuard | undefined;
+}
+
+/** One delivery's way through the pipeline: when it arrived, its budget, where it came from, its ledger record. */
+export interface Run {
+  startedAt: number;
+  budgetMs: number;
+  source: DeliverySource;
+  waitUntil?: HandleOptions['waitUntil'];
+  record?: TransactionRecord;
+  trace?: Trace;
+}
+
+/** A run that answers the service: the receiver's budget, from the body's arrival. */
+export const webhookRun = (p: Pipeline, startedAt: number, waitUntil?: Run['waitUntil']): Run => ({
+  startedAt,
+  budgetMs: p.o.budgetMs,
+  source: 'webhook',
+  waitUntil,
+  trace: traceOf(p, startedAt, 'webhook'),
+});
+
+/** The ledger's record of a delivery, when the store keeps a ledger. */
+export const traceOf = (p: Pipeline, startedAt: number, source: Trace['source']): Trace | undefined =>
+  p.writer && { id: ledgerId(startedAt), receivedAt: startedAt, source };
+
+/** Step 1, for signed bytes: method and size, then the signature. */
+export function deliver(p: Pipeline, delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
+  const body = intake(delivery, p.o.maxBodyBytes);
+  if (isReport(body)) return finish(p, body, run, true);
+  if (run.trace) {
+    run.trace.body = body;
+    run.trace.signatureHeader = delivery.signature;
+  }
+  return andThen(p.verify(body, delivery.signature), (v) => checked(p, v, body, delivery, run));
+}
+
+/** Step 2: a refusal with its diagnosis in the log (the answer is the bare 401 whatever it finds), or the parsed event. */
+function checked(p: Pipeline, v: VerifyResult, body: RawBody, delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
+  if (run.trace) run.trace.verified = v.ok;
+  if (!v.ok) {
+    const { signature: header, signatureHeaderSeen } = delivery;
+    return p.diagnose(v, { body, header, signatureHeaderSeen }).then(
+      (d) => finish(p, { ...d, ...reportOf('unauthorized') }, run, true),
+      () => finish(p, reportOf('unauthorized'), run, true),
+    );
+  }
+  const event = parseEvent(body);
+  if (event instanceof Malformed) return finish(p, event.report(), run);
+  return runEvent(p, event, v.secretIndex, run);
+}
+
+/** Step 3: the ordering guard, given half the budget for the earlier events; then the claim with what is left. */
+export function runEvent(p: Pipeline, event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
+  const held = p.guard?.(event, run.budgetMs / 2);
+  if (held === undefined) return claimEvent(p, event, secretIndex, run);
+  return held.then((r) =>
+    r
+      ? finish(p, { ...r, reference: event.reference, event: event.event, source: run.trace?.source ?? run.source }, run)
+      : claimEvent(p, event, secretIndex, { ...run, budgetMs: run.budgetMs - (p.o.clock.now() - run.startedAt) }),
+  );
+}
+
+/** Step 4: claim the event's key, run its handlers, record the outcome (../steps/claim-and-run.ts). */
+function claimEvent(p: Pipeline, event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
+  const { startedAt, budgetMs, waitUntil, trace, record } = run;
+  const source = trace?.source ?? run.source;
+  const key = trace?.forced ? p.forcedKey(event, trace.id) : undefined;
+  const input: RunInput = { secretIndex, source, budgetMs, startedAt, waitUntil, record, key, deliveryId: trace?.id };
+  return andThen(claimAndRun(p.settings, event, input), (r) => finish(p, r, run));
+}
+
+/** The last step of every delivery: time it, record it in the ledger, report it, and make the answer. */
+export function finish(p: Pipeline, r: DeliveryReport, run: Run, refusal = false): ReceiverResult {
+  // Only answers to the service count for the loop watch; a reconcile or a replay has no deadline.
+  const blocked = run.budgetMs !== Infinity ? p.watch.answered() : undefined;
+  if (blocked) r.loopBlocked = blocked;
+  r.durationMs = p.o.clock.now() - run.startedAt;
+  if (run.trace) {
+    r.deliveryId = run.trace.id;
+    p.writer!.answered(run.trace, r);
+  }
+  // Only a webhook's refusals are rationed: a replay's were asked for by whoever runs it.
+  return answerOf(p.report(r, refusal && run.source === 'webhook' && !p.mayLogRefusal()));
+}
+
+/**
+ * Whatever a step throws (a bug, or an input no step foresaw) ends in a bare 500 that is logged:
+ * never an unhandled rejection that stops the process, never internal text in the answer.
+ */
+export function crashed(p: Pipeline, error: unknown, run: Run | undefined): ReceiverResult {
+  try {
+    return run ? finish(p, reportOf('failed', { error }), run) : answerOf(p.report(reportOf('failed', { error })));
+  } catch {
+    return answerOf(reportOf('failed'));
+  }
+}
+
+/** An event that needs no signature check (recovered by a reconcile, or run first by the ordering guard). */
+export async function dispatchEvent(
+  p: Pipeline,
+  event: PaymentEvent,
+  source: DeliverySource,
+  record: TransactionRecord | undefined,
+): Promise<DeliveryReport> {
+  const startedAt = p.o.clock.now();
+  const trace = traceOf(p, startedAt, source);
+  // A recovered event has no signed bytes: its JSON is what a retry of its dead letter runs again.
+  if (trace) trace.body = JSON.stringify(event);
+  const r = await runEvent(p, event, null, { startedAt, budgetMs: Infinity, source, record, trace });
+  return r.report;
+}

@@ -1,0 +1,36 @@
+/**
+ * `@payhook/core/store`: what a store package (`@payhook/store-redis`, `@payhook/store-postgres`,
+ * your own) builds on: the contract its tests hold it to (`@payhook/testing/store`), the ledger's
+ * shapes and settings, and the clock. A merchant passes a store; only its author imports this.
+ */
+export {
+  DEFAULT_RETENTION_MS,
+  SHORTEST_RETENTION_MS,
+  type ClaimResult,
+  type CompleteOptions,
+  type Outcome,
+  type Store,
+  type StoreRecord,
+} from './storage/store.js';
+export {
+  DEFAULT_DEAD_LETTER_RETENTION_MS,
+  DEFAULT_LEDGER_RETENTION_MS,
+  failedDoneTtl,
+  isKept,
+  isOpenDeadLetter,
+  isRefusal,
+  ledgerSettings,
+  matchesQuery,
+  pageSize,
+  type DeadLetter,
+  type LateOutcome,
+  type Ledger,
+  type LedgerBodyMode,
+  type LedgerEntry,
+  type LedgerOptions,
+  type LedgerPatch,
+  type LedgerQuery,
+  type LedgerSource,
+} from './storage/ledger.js';
+export { systemClock, type Clock } from './base/clock.js';
+export { isNonRetriableError, NonRetriableError } from './base/errors.js';

@@ -1,0 +1,88 @@
+import type { Client } from '@payhook/client';
+import type { InitializeInput, InitializeResult, TransactionRecord } from '@payhook/core/api';
+import type {
+  Action,
+  Delivery,
+  FaultInput,
+  FaultRule,
+  PAYMENT_METHODS,
+  ReferenceService,
+  ReferenceServiceOptions,
+} from '@payhook/reference';
+import type { DeliveryTarget, TargetOptions } from '../targets/target.js';
+
+// What startReferenceService takes, and the handle it gives a test.
+
+export interface StartReferenceServiceOptions {
+  /** Where the service's webhooks go (any `DeliveryTarget`); can be set or changed later with `deliverTo`. */
+  deliverTo?: DeliveryTarget;
+  /** The webhook route on an app target. Default `/webhooks`. */
+  path?: string;
+  /** Serve the API over HTTP on 127.0.0.1, port 0 (default true). `false`: in process only; `url` is then a placeholder and `fetch`/`client` go straight to the service. */
+  listen?: boolean;
+  /** The sandbox API key. Default: generated. */
+  apiKey?: string;
+  /** The webhook secret. Default: generated. */
+  webhookSecret?: string;
+  /** Where the virtual clock starts. Default: now. */
+  startAt?: Date | number;
+  /**
+   * The header the service signs its webhooks with: default `X-Service-Signature`, or
+   * `X-Epay-Signature` as ePay sends them. Give your receiver, `signedRequest` and `deliver` the same.
+   */
+  signatureHeader?: string;
+  /** Other options of `createReferenceService` (rate limit, idempotency window…). */
+  service?: Omit<ReferenceServiceOptions, 'merchants' | 'clock' | 'allowHttpCallbacks'>;
+}
+
+export interface MoveOptions {
+  /** The provider the customer paid (or failed) with, by its provider code (`telebirr`, `cbe_birr`…). Default `telebirr`. */
+  paymentMethod?: (typeof PAYMENT_METHODS)[number];
+  /** Wait until the first attempt of the delivery the move sent has been answered (default true). */
+  settle?: boolean;
+}
+
+/** A reference service started for a test, with its controls typed. */
+export interface TestReferenceService {
+  readonly service: ReferenceService;
+  /** The API's origin (`http://127.0.0.1:<port>`). */
+  readonly url: string;
+  readonly apiKey: string;
+  readonly webhookSecret: string;
+  /** The callback URL the service delivers to: a relay that forwards to `deliverTo`'s target. */
+  readonly callbackUrl: string;
+  /** `PAYHOOK_BASE_URL`, `PAYHOOK_API_KEY`, `PAYHOOK_WEBHOOK_SECRET`, for an app that reads its configuration from the environment. */
+  readonly env: { PAYHOOK_BASE_URL: string; PAYHOOK_API_KEY: string; PAYHOOK_WEBHOOK_SECRET: string };
+  /** A typed `@payhook/client` for the sandbox key. */
+  readonly client: Client;
+  /** The virtual clock (manual: it moves only when advanced). */
+  readonly clock: ReferenceService['clock'];
+  /** Send the service's webhooks to `target` from now on (any `DeliveryTarget`). */
+  deliverTo(target: DeliveryTarget, options?: TargetOptions): Promise<void>;
+  /** Initialize a sandbox transaction (defaults: 100.00 ETB, phone 0911234567, a new merchant reference). */
+  createTransaction(input?: Partial<InitializeInput>): Promise<InitializeResult & { merchantReference: string }>;
+  /** Move a transaction by a sandbox action; resolves with its record once the delivery's first attempt was answered. */
+  move(reference: string, action: Action, options?: MoveOptions): Promise<TransactionRecord>;
+  open(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  pay(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  fail(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  cancel(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  refund(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  completeRefund(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  reverse(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  /** Add a sandbox fault rule (duplicate, drop, delay, reorder, fail); see docs/service-gaps.md. */
+  addFault(fault: FaultInput): Promise<FaultRule>;
+  faults(): Promise<FaultRule[]>;
+  clearFaults(): Promise<void>;
+  /** Move the virtual clock; due retries run, and it resolves once they were answered. */
+  advance(ms: number): Promise<void>;
+  /** Advance through the whole retry schedule (1 + 2 + 4 + 8 minutes, plus the last attempt's timeout). */
+  runRetrySchedule(): Promise<void>;
+  /** Every delivery of the sandbox (optionally of one transaction or event), oldest first, with its attempts. */
+  deliveries(filter?: { reference?: string; event?: string }): Delivery[];
+  /** A request to the service (in process), e.g. `ref.fetch('/_sandbox/clock')`; the sandbox key is sent unless `authorization` is given. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Stop the service, its server, the relay, and any port opened for the target. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
