@@ -5,7 +5,7 @@ import { alias } from './vitest.config.js';
  * `pnpm test:unit`, the inner loop (issue 32): the tests that need no service (Redis, Postgres), no
  * browser, no child process and no build, in one project. In-process servers on localhost count as
  * unit tests. Everything here also runs in `pnpm test` (vitest.config.ts, project `payhook`).
- * A root file listed here moves to `packages/<pkg>/test/` with the rest (CONTRIBUTING.md).
+ * The root files listed here drive several packages at once (CONTRIBUTING.md, "Where tests go").
  */
 export default defineConfig({
   resolve: { alias },
@@ -15,7 +15,7 @@ export default defineConfig({
       'packages/core/test/**/*.test.ts',
       'packages/testing/test/**/*.test.ts',
       'packages/client/test/client-offline.test.ts',
-      'test/{event-from-record,memory-store,ordering,ordering-truth,reconcile}.test.ts',
+      'test/{ordering,ordering-truth,reconcile}.test.ts',
       'test/adapters/{express,fastify,hono}.test.ts',
       'test/blackbox/client-vs-sdk-fixtures.test.ts',
       'packages/reference/test/{api,in-process,page-guard,pages,providers,state,state-file}.test.ts',

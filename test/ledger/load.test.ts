@@ -50,8 +50,8 @@ async function loadRun(store: string, p: Plan, receivers: Receiver[], ledger: Le
   const answered = performance.now();
   let all = await caughtUp(ledger, DELIVERIES, 30_000);
   const caught = performance.now();
-  // Anything past the count (a record written twice) would come in the batches still flushing.
-  await new Promise((r) => setTimeout(r, 250));
+  // Anything past the count (a record written twice) would come in the batches still flushing: wait for every writer to finish.
+  await Promise.all(receivers.map((r) => r.idle()));
   const countStart = performance.now();
   all = await listAll(ledger);
   const countMs = performance.now() - countStart;

@@ -73,6 +73,10 @@ describe('release check: the packed packages', () => {
     for (const entry of entries) expect(found[entry]!.length, entry).toBeGreaterThan(0);
     expect(found['@payhook/core']).toEqual(expect.arrayContaining(['createReceiver', 'memoryStore', 'verifySignature']));
     expect(found['@payhook/core/node']).toContain('toNodeListener');
+    // The doors of issue 32: store authors, the service's tables, adapters (the Node half under the node condition).
+    expect(found['@payhook/core/store']).toEqual(expect.arrayContaining(['ledgerSettings', 'DEFAULT_RETENTION_MS', 'systemClock']));
+    expect(found['@payhook/core/lifecycle']).toEqual(expect.arrayContaining(['TRANSITIONS', 'OUTCOMES', 'paymentEventSchema']));
+    expect(found['@payhook/core/adapter']).toEqual(expect.arrayContaining(['adapterOf', 'nodeBridge', 'nodeBridgeFor']));
   });
 
   // The lowest TypeScript the README names (5.0: 4.9 cannot read `const` type parameters) and npm's latest (7).

@@ -33,4 +33,4 @@ export {
   type LedgerSource,
 } from './storage/ledger.js';
 export { systemClock, type Clock } from './base/clock.js';
-export { isNonRetriableError, NonRetriableError } from './base/errors.js';
+export { isNonRetriableError } from './base/errors.js';

@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
-import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type LedgerEntry } from '../src/index.js';
+import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type LedgerEntry, type Receiver } from '../src/index.js';
 import type { Ledger } from '../src/store.js';
 import { until } from '../../../test/support/wait.js';
 
 const secret = 'whsec_ledger';
 const quiet = { info() {}, warn() {}, error() {} };
-/** The ledger writes after the answer, in a later turn: wait until it holds `count` records that match `query`. */
-const holds = (ledger: Ledger, count: number, query: Parameters<Ledger['list']>[0] = {}) =>
-  until(async () => (await ledger.list(query)).length === count, { what: `${count} ledger records matching ${JSON.stringify(query)}` });
+/** The ledger writes after the answer, in a later turn: once the receiver's writer is idle, it holds `count` records that match `query`. */
+async function holds(receiver: Receiver, ledger: Ledger, count: number, query: Parameters<Ledger['list']>[0] = {}) {
+  await receiver.idle();
+  expect(await ledger.list(query)).toHaveLength(count);
+}
 
 function setup(ledger: { body?: 'keep' | 'hash' } | true = true, budgetMs = 200) {
   const clock = manualClock(1_700_000_000_000);
@@ -32,7 +34,7 @@ describe('the ledger', () => {
     expect(await send(signedRequest(event, { secret }))).toBe('200 duplicate');
     expect(await send(signedRequest(event, { secret: 'whsec_other' }))).toBe('401 unauthorized');
     expect(await send(new Request('http://x/', { method: 'GET' }))).toBe('405 method-not-allowed');
-    await holds(ledger, 4);
+    await holds(receiver, ledger, 4);
     const all = await ledger.list();
     expect(all.map((e) => e.outcome)).toEqual(['method-not-allowed', 'unauthorized', 'duplicate', 'processed']);
     const [, bad, dup, first] = all as [LedgerEntry, LedgerEntry, LedgerEntry, LedgerEntry];
@@ -104,7 +106,7 @@ describe('the ledger', () => {
       if (!fixed) throw new NonRetriableError('unknown order');
     });
     expect(await send(signedRequest(createEvent('payment.success', { reference: 'L3' }), { secret }))).toBe('200 rejected');
-    await holds(ledger, 1, { deadLetters: 'open' });
+    await holds(receiver, ledger, 1, { deadLetters: 'open' });
     const [dead] = await ledger.list({ deadLetters: 'open' });
     expect(dead).toMatchObject({ reference: 'L3', outcome: 'rejected', error: 'unknown order', deadLetter: { reason: 'rejected' } });
 
@@ -137,7 +139,7 @@ describe('the ledger', () => {
     const late = send(signedRequest(createEvent('payment.success', { reference: 'late' }), { secret }));
     await clock.advance(300);
     expect(await late).toBe('202 accepted');
-    await holds(ledger, 3, { deadLetters: 'open' });
+    await holds(receiver, ledger, 3, { deadLetters: 'open' });
     expect((await ledger.list({ deadLetters: 'open' })).map((e) => e.reference)).toEqual(['late', 'D2', 'D1']);
 
     fixed = true;
@@ -157,7 +159,7 @@ describe('the ledger', () => {
     const { store, ledger, receiver, send } = setup();
     receiver.on('payment.success', () => {});
     expect(await send(signedRequest(createEvent('payment.success', { reference: 'L4' }), { secret }))).toBe('200 processed');
-    await holds(ledger, 1, { reference: 'L4' });
+    await holds(receiver, ledger, 1, { reference: 'L4' });
     const [entry] = await ledger.list({ reference: 'L4' });
     const rotated = createReceiver({ secret: 'whsec_new', store, logger: quiet }).on('payment.success', () => {});
     const r = await rotated.replay(entry!.id, { force: true });
@@ -171,7 +173,7 @@ describe('the ledger', () => {
     const request = signedRequest(createEvent('payment.success', { reference: 'L5' }), { secret });
     const bytes = new Uint8Array(await request.clone().arrayBuffer());
     await send(request);
-    await holds(ledger, 1);
+    await holds(receiver, ledger, 1);
     const [entry] = await ledger.list();
     const expected = Buffer.from(await crypto.subtle.digest('SHA-256', bytes)).toString('hex');
     expect(entry).toMatchObject({ bodySha256: expected });
@@ -189,7 +191,7 @@ describe('the ledger', () => {
     });
     const event = createEvent('payment.refunded', { reference: 'L6' });
     expect((await receiver.dispatch(event)).outcome).toBe('failed');
-    await holds(ledger, 1, { deadLetters: 'open' });
+    await holds(receiver, ledger, 1, { deadLetters: 'open' });
     const [dead] = await ledger.list({ deadLetters: 'open' });
     expect(dead).toMatchObject({ source: 'reconcile', signature: 'not-checked', deadLetter: { reason: 'reconcile-failed' } });
     fixed = true;

@@ -29,6 +29,12 @@ export interface Receiver {
   replay(id: string, options?: ReplayOptions): Promise<DeliveryReport>;
   /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
   dispatch(event: PaymentEvent, options?: { source?: DeliverySource; record?: TransactionRecord }): Promise<DeliveryReport>;
+  /**
+   * Resolves once the ledger holds every delivery answered so far (a record is written after its
+   * answer, in batches), or has given up on one and logged why. For tests and for a graceful
+   * shutdown; at once when the store keeps no ledger.
+   */
+  idle(): Promise<void>;
   readonly store: Store;
   readonly dedupeKey: (event: PaymentEvent) => string;
 }

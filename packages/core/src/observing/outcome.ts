@@ -1,7 +1,7 @@
 import type { DeliveryReport, DeliveryFields, ReceiverResult } from '../contracts/delivery.js';
 import { STATUS, type DeliveryOutcome } from '../protocol/outcomes.js';
 
-// The outcomes and their statuses live in the one table (../outcomes.ts); re-exported for the pipeline.
+// The outcomes and their statuses live in the one table (../protocol/outcomes.ts); re-exported for the steps.
 export { STATUS, type DeliveryOutcome } from '../protocol/outcomes.js';
 
 /** A report for `outcome`, with its status from the one table. */

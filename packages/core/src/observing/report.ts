@@ -6,7 +6,7 @@ import { signatureFix, type SignatureDiagnosis } from './diagnose.js';
 import { LEVEL, OUTCOMES } from '../protocol/outcomes.js';
 import type { DeliveryReport, ErrorHandler } from '../contracts/delivery.js';
 
-/** The level each outcome is logged at, from the one table (../outcomes.ts). */
+/** The level each outcome is logged at, from the one table (../protocol/outcomes.ts). */
 export { LEVEL } from '../protocol/outcomes.js';
 
 /**

@@ -4,8 +4,6 @@ import { API_MESSAGES, MAX_LIST_RANGE_MS, normalizeEthiopianPhone, PAGE_SIZE, pa
 
 export * from './api-rules.js';
 
-export { TRANSACTION_STATUSES, type TransactionStatus } from './lifecycle.js';
-
 /**
  * The request and response shapes of the service's API (section 4), shared by the reference
  * implementation and the typed client, with the exact messages the service answers 400 with.

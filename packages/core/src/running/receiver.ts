@@ -64,6 +64,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (!replays) throw new Error(NO_LEDGER);
       return replays.replay(id, replayOptions);
     },
+    idle: () => (writer ? writer.idle() : Promise.resolve()),
     store: o.store,
     dedupeKey: o.dedupeKey,
   };
