@@ -18,6 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ROWS, loadOtel, loadPeers, makeContenders } from './lib/contenders.mjs';
 import { coreBuild, date, fmt, load, machine, writeSection } from './lib/report.mjs';
+import { loadCore } from './lib/load-core.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
@@ -39,7 +40,7 @@ const HEADING = '## Instructions per delivery (callgrind)';
 
 if (values.row) {
   // One measured run, inside valgrind.
-  const core = await import(pathToFileURL(path.join(values.core, 'index.js')).href);
+  const core = await loadCore(values.core);
   const adapter = await import(pathToFileURL(path.join(values.core, 'adapter.js')).href);
   const peers = values.row === 'stripe' || values.row === 'svix' ? await loadPeers() : undefined;
   // Only the telemetry row loads the otel entry (and @opentelemetry/api): the others run without it, as an app without it would.

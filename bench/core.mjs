@@ -27,6 +27,7 @@ import { pieceRows } from './lib/pieces.mjs';
 import { profile } from './lib/profile.mjs';
 import { coreBuild, load, root, version, writeSection } from './lib/report.mjs';
 import { selfCheck } from './lib/self-check.mjs';
+import { loadCore } from './lib/load-core.mjs';
 
 const coreDir = path.join(root, 'packages/core');
 const coreEntry = process.env.BENCH_CORE_DIST ? path.resolve(process.env.BENCH_CORE_DIST) : path.join(coreDir, 'dist/index.js');
@@ -35,7 +36,7 @@ if (!existsSync(coreEntry)) {
   console.error(`[bench] ${coreEntry} is missing: build core first (./node_modules/.bin/pnpm --filter @payhook/core build).`);
   process.exit(1);
 }
-const core = await import(pathToFileURL(coreEntry).href);
+const core = await loadCore(path.dirname(coreEntry));
 // The adapter entry sits beside the root entry in the same build.
 const adapter = await import(pathToFileURL(path.join(distDir, 'adapter.js')).href);
 

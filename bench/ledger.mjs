@@ -9,9 +9,10 @@ import { pathToFileURL } from 'node:url';
 import { makeContenders } from './lib/contenders.mjs';
 import { fmtNs, fmtOps, measureRows } from './lib/measure.mjs';
 import { root } from './lib/report.mjs';
+import { loadCore } from './lib/load-core.mjs';
 
 const dist = path.join(root, 'packages/core/dist');
-const core = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+const core = await loadCore(dist);
 const adapter = await import(pathToFileURL(path.join(dist, 'adapter.js')).href);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const c = makeContenders({ core, adapter });

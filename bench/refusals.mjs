@@ -20,9 +20,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { median } from './lib/measure.mjs';
 import { root } from './lib/report.mjs';
+import { loadCore } from './lib/load-core.mjs';
 
 const dist = path.join(root, 'packages/core/dist');
-const core = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+const core = await loadCore(dist);
 const { adapterOf } = await import(pathToFileURL(path.join(dist, 'adapter.js')).href);
 const SECRET = 'whsec_bench_refusals';
 const WRONG = `sha256=${'5a'.repeat(32)}`;
@@ -61,7 +62,7 @@ const clockAt = (leap) => {
   return { now: () => (leap ? (t += 60_000) : t), setTimeout: core.systemClock.setTimeout, clearTimeout: core.systemClock.clearTimeout };
 };
 // BENCH_BEFORE=<a checkout's packages/core/dist> adds the same receiver built from another commit (32b8e03, before issue 30).
-const before = process.env.BENCH_BEFORE && (await import(pathToFileURL(path.join(process.env.BENCH_BEFORE, 'index.js')).href));
+const before = process.env.BENCH_BEFORE && (await loadCore(process.env.BENCH_BEFORE));
 const beforeAdapter = before && (await import(pathToFileURL(path.join(process.env.BENCH_BEFORE, 'adapter.js')).href));
 const rows = {
   plain: () => core.createReceiver({ secret: SECRET, logger: silent, clock: clockAt(false) }),

@@ -5,9 +5,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { root } from './report.mjs';
+import { loadCore } from './load-core.mjs';
 
 const dist = path.join(root, 'packages/core/dist');
-const core = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+const core = await loadCore(dist);
 const { toNodeListener } = await import(pathToFileURL(path.join(dist, 'node.js')).href);
 const receiver = core
   .createReceiver({ secret: 'whsec_bench_refusals', logger: () => {}, store: core.memoryStore({ ledger: true, warn: false }) })

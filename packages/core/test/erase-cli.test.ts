@@ -3,7 +3,6 @@ import { describe, expect, it, vi } from 'vitest';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { main } from '../src/cli/cli.js';
 import { receiver, store } from './fixtures/erase-app.js';
-import { until } from '../../../test/support/wait.js';
 
 const app = fileURLToPath(new URL('./fixtures/erase-app.ts', import.meta.url));
 
@@ -16,7 +15,8 @@ describe('payhook deliveries erase', () => {
     await send('E1', 'ada@example.com', null);
     await send('E2', null, '+234 801 000 0009');
     await send('E3', 'bob@example.com', null);
-    await until(async () => (await store.ledger!.list()).length === 3, { what: 'the three deliveries in the ledger' });
+    await receiver.idle();
+    expect(await store.ledger!.list()).toHaveLength(3);
     const out = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
       expect(await main(['deliveries', 'erase', '--email', 'ADA@example.com', '--app', app])).toBe(0);

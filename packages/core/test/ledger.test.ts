@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type LedgerEntry, type Receiver } from '../src/index.js';
 import type { Ledger } from '../src/store.js';
-import { until } from '../../../test/support/wait.js';
 
 const secret = 'whsec_ledger';
 const quiet = { info() {}, warn() {}, error() {} };
@@ -80,9 +79,8 @@ describe('the ledger', () => {
     expect((await answer).status).toBe(202);
     await clock.advance(300);
     // The late outcome is an update of the record, written after it.
-    const entry = await until(async () => (await ledger.list({ reference: 'L2' })).find((e) => e.late), {
-      what: "L2's late outcome in the ledger",
-    });
+    await logged.idle();
+    const entry = (await ledger.list({ reference: 'L2' })).find((e) => e.late);
     expect(entry).toMatchObject({
       outcome: 'accepted',
       status: 202,
@@ -223,7 +221,7 @@ describe('the ledger', () => {
     }).on('payment.success', () => {});
     const r = await receiver.handle(signedRequest(createEvent('payment.success'), { secret }));
     expect(r.status).toBe(200);
-    await until(() => errors.length > 0, { what: "the writer's error line" });
+    await receiver.idle();
     expect(errors).toEqual([expect.stringMatching(/the ledger could not record 1 deliveries; they are missing from it/)]);
   });
 

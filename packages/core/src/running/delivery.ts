@@ -5,7 +5,7 @@ import type { resolveOptions } from '../settings/options.js';
 import type { OrderGuard } from '../steps/order-guard.js';
 import type { RunSettings } from '../steps/run-settings.js';
 import type { verifyStep } from '../steps/verify.js';
-import { andThen, type Awaitable } from '../base/maybe-async.js';
+import { isPromise, type Awaitable } from '../base/maybe-async.js';
 import type { DeliveryReport, DeliverySource, RawDelivery, ReceiverResult, Trace } from '../contracts/delivery.js';
 import type { HandleOptions } from '../contracts/receiving.js';
 import { answerOf, reportOf } from '../observing/outcome.js';
@@ -69,11 +69,15 @@ export function deliver(p: Pipeline, delivery: RawDelivery, run: Run): Awaitable
     run.trace.body = body;
     run.trace.signatureHeader = delivery.signature;
   }
-  return andThen(p.verify(body, delivery.signature), (v) => checked(p, v, body, delivery, run));
+  // Branches rather than andThen here and in claimEvent: every delivery passes both, and the
+  // helper costs 7-10% of a delivery's instructions (BENCHMARKS.md, issue 32).
+  const v = p.verify(body, delivery.signature);
+  return isPromise(v) ? v.then((r) => checked(r, p, delivery, run)) : checked(v, p, delivery, run);
 }
 
 /** Step 2: a refusal with its diagnosis in the log (the answer is the bare 401 whatever it finds), or the parsed event. */
-function checked(p: Pipeline, v: VerifyResult, body: RawBody, delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
+function checked(v: VerifyResult, p: Pipeline, delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
+  const body = delivery.body as RawBody;
   if (run.trace) run.trace.verified = v.ok;
   if (!v.ok) {
     const { signature: header, signatureHeaderSeen } = delivery;
@@ -104,7 +108,8 @@ function claimEvent(p: Pipeline, event: PaymentEvent, secretIndex: number | null
   const source = trace?.source ?? run.source;
   const key = trace?.forced ? p.forcedKey(event, trace.id) : undefined;
   const input: RunInput = { secretIndex, source, budgetMs, startedAt, waitUntil, record, key, deliveryId: trace?.id };
-  return andThen(claimAndRun(p.settings, event, input), (r) => finish(p, r, run));
+  const done = claimAndRun(p.settings, event, input);
+  return isPromise(done) ? done.then((r) => finish(p, r, run)) : finish(p, done, run);
 }
 
 /** The last step of every delivery: time it, record it in the ledger, report it, and make the answer. */

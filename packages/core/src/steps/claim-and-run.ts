@@ -47,18 +47,19 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
     end: input.budgetMs === Infinity ? input.startedAt + (input.waitMs ?? 0) : started + input.budgetMs,
   };
 
-  // Synchronous through andThen while the store answers synchronously (the memory store): no microtask.
+  // Plain calls and branches rather than closures: this is every delivery's path.
   let claim: Awaitable<ClaimResult>;
   try {
     claim = s.ops.claim(key, s.leaseMs);
   } catch (error) {
     return reportOf('store-unavailable', { ...fields, error });
   }
-  const result = andThen(
-    claim,
-    (c) => afterClaim(s, event, plan, input, fields, progress, c),
-    (error: unknown) => reportOf('store-unavailable', { ...fields, error }),
-  );
+  const result = isPromise(claim)
+    ? claim.then(
+        (c) => afterClaim(s, event, plan, input, fields, progress, c),
+        (error: unknown) => reportOf('store-unavailable', { ...fields, error }),
+      )
+    : afterClaim(s, event, plan, input, fields, progress, claim);
   if (!isPromise(result) || input.budgetMs === Infinity) return result;
   return withinBudget(s, result, started, input, progress, fields);
 }
@@ -186,11 +187,12 @@ function runHandlersAndComplete(
     return threw(s, ctx, fields, error);
   }
   // One turn after the last handler settles, the done record is written.
-  return andThen(
-    ran,
-    () => complete(s, ctx, 'ok', fields),
-    (error: unknown) => threw(s, ctx, fields, error),
-  );
+  if (isPromise(ran))
+    return ran.then(
+      () => complete(s, ctx, 'ok', fields),
+      (error: unknown) => threw(s, ctx, fields, error),
+    );
+  return complete(s, ctx, 'ok', fields);
 }
 
 /** Give the claim up so the service's retry runs the event again; if the store fails, the lease runs out by itself. */
@@ -218,7 +220,7 @@ function complete(s: RunSettings, ctx: HandlerContext, outcome: Outcome, fields:
   } catch {
     return later();
   }
-  return andThen(held, (h) => completed(s, h, key, fields), later);
+  return isPromise(held) ? held.then((h) => completed(s, h, key, fields), later) : completed(s, held, key, fields);
 }
 
 function completed(s: RunSettings, held: boolean, key: string, fields: DeliveryFields): DeliveryReport {
