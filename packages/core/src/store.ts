@@ -33,4 +33,6 @@ export {
   type LedgerSource,
 } from './storage/ledger.js';
 export { systemClock, type Clock } from './base/clock.js';
+export { storeLog, type StoreLog } from './storage/store-log.js';
+export type { Log } from './base/logger.js';
 export { isNonRetriableError } from './base/errors.js';

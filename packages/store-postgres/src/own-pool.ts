@@ -1,3 +1,4 @@
+import type { StoreLog } from '@payhook/core/store';
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { NAME } from './store-error.js';
@@ -9,14 +10,14 @@ import { NAME } from './store-error.js';
  * @example
  * const pool = createPool(process.env.DATABASE_URL, 2000);
  */
-export function createPool(connectionString: string | undefined, timeoutMs: number): Pool {
+export function createPool(connectionString: string | undefined, timeoutMs: number, log: StoreLog): Pool {
   if (!connectionString) {
     throw new TypeError(
       `${NAME} pass \`connectionString\` (for example process.env.DATABASE_URL) or \`pool\` (a pg Pool) to postgresStore().`,
     );
   }
   const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs, keepAlive: true, idleTimeoutMillis: 30_000 });
-  hearIdleErrors(pool);
+  hearIdleErrors(pool, log);
   return pool;
 }
 
@@ -27,15 +28,15 @@ export function createPool(connectionString: string | undefined, timeoutMs: numb
  * 'error' listener is left to it.
  *
  * @example
- * hearIdleErrors(pool);
+ * hearIdleErrors(pool, log);
  */
-export function hearIdleErrors(pool: Pool): void {
+export function hearIdleErrors(pool: Pool, log: StoreLog): void {
   if (pool.listenerCount('error') > 0) return;
   let lastLog = 0;
   pool.on('error', (error) => {
     if (Date.now() - lastLog < 10_000) return;
     lastLog = Date.now();
-    console.error(
+    log.error(
       `${NAME} lost a Postgres connection (${error.message}); deliveries get 503 while the database is unreachable, and the pool reconnects on its own.`,
     );
   });
@@ -45,13 +46,13 @@ export function hearIdleErrors(pool: Pool): void {
  * Warn when the server acknowledges commits before they are on disk; never fails anything.
  *
  * @example
- * void warnIfNotDurable(pool);
+ * void warnIfNotDurable(pool, log);
  */
-export async function warnIfNotDurable(pool: Pool): Promise<void> {
+export async function warnIfNotDurable(pool: Pool, log: StoreLog): Promise<void> {
   try {
     const { rows } = await pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
     if (rows[0]?.synchronous_commit !== 'off') return;
-    console.warn(
+    log.warn(
       `${NAME} the database runs with synchronous_commit=off: a crash of PostgreSQL can lose done records it already acknowledged, and events answered 200 then run again. Set synchronous_commit=on for the store's connections (ALTER ROLE … SET synchronous_commit = on), or pass checkDurability: false to silence this.`,
     );
   } catch {

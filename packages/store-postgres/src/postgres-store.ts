@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@payhook/core';
-import { DEFAULT_RETENTION_MS, ledgerSettings, type LedgerOptions } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, ledgerSettings, storeLog, type LedgerOptions } from '@payhook/core/store';
 import type { EventHandler, PaymentEventName, Store } from '@payhook/core';
 import type { ClaimResult, CompleteOptions, StoreRecord } from '@payhook/core/store';
 import type pg from 'pg';
@@ -116,9 +116,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const transactionMs = positiveMs(options.transactionTimeoutMs ?? 15_000, 'transactionTimeoutMs');
   const ledger = options.ledger && ledgerSettings(options.ledger, NAME, 100_000);
   const owned = !options.pool;
-  const pool = options.pool ?? createPool(options.connectionString, timeoutMs);
+  const log = storeLog();
+  const pool = options.pool ?? createPool(options.connectionString, timeoutMs, log);
   // A pool of yours with no 'error' listener would end the process when an idle connection dies.
-  if (options.pool) hearIdleErrors(options.pool);
+  if (options.pool) hearIdleErrors(options.pool, log);
   const SQL = storeStatements(t);
 
   let schemaReady: Promise<void> | undefined;
@@ -131,7 +132,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       throw error;
     }));
   };
-  const host = { pool, table, timeoutMs, ensureTable, ...(ledger && { ledger }) };
+  const host = { pool, table, timeoutMs, ensureTable, log, ...(ledger && { ledger }) };
   const purge = periodicPurge(options.purge, host, options.clock);
 
   let durabilityChecked = options.checkDurability === false;
@@ -140,7 +141,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       await ensureTable();
       if (!durabilityChecked) {
         durabilityChecked = true;
-        void warnIfNotDurable(pool);
+        void warnIfNotDurable(pool, log);
       }
       // Unnamed statements: named ones would break behind PgBouncer's transaction pooling.
       return await pool.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
@@ -153,6 +154,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     pool,
     table: t,
     retentionMs,
+    useLogger: log.use,
     ...(ledger && { ledger: postgresLedger(ledger, host, retentionMs) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');

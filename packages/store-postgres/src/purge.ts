@@ -144,7 +144,7 @@ export function periodicPurge(option: PurgeOptions | boolean | undefined, host: 
       }
       failing = false;
     } catch (cause) {
-      if (!failing) logFailure(host.table, everyMs, cause);
+      if (!failing) logFailure(host, everyMs, cause);
       failing = true;
     }
   }
@@ -186,7 +186,7 @@ function settings(options: PurgeOptions): Required<PurgeOptions> {
   };
 }
 
-function logFailure(table: string, everyMs: number, error: unknown): void {
+function logFailure({ table, log }: StoreHost, everyMs: number, error: unknown): void {
   // The package's own errors (the table could not be created) carry the database's as their cause.
   const own = error instanceof Error && error.message.startsWith(NAME) && error.cause !== undefined;
   const cause = own ? error.cause : error;
@@ -195,7 +195,7 @@ function logFailure(table: string, everyMs: number, error: unknown): void {
     (cause as { code?: unknown } | null)?.code === '42P01'
       ? `The table ${table} does not exist: create it from the package's schema.sql, or leave createTable on and restart.`
       : 'Check that Postgres is running and reachable at the configured URL (DATABASE_URL).';
-  console.error(
+  log.error(
     `${NAME} the periodic purge could not delete the expired rows of ${table} (${reason}). Deliveries are not affected; it tries again in ${+(everyMs / 60_000).toFixed(1)} min. ${fix} Logged once until a purge succeeds.`,
   );
 }

@@ -252,5 +252,31 @@ describe.skipIf(!url)('postgres', () => {
         await Promise.all(pools.map((p) => p.end()));
       }
     });
+
+    it('sends its own lines to the logger of the receiver built on it, not the console', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const pool = new pg.Pool({ connectionString: url!, options: '-c synchronous_commit=off' });
+      const store = postgresStore({ pool, table });
+      const lines: { level: string; message: string }[] = [];
+      const receiver = createReceiver({
+        secret: 'whsec_pg_log',
+        store,
+        logger: (level, _fields, message) => void lines.push({ level, message }),
+      });
+      receiver.on('payment.success', () => {});
+      try {
+        expect((await receiver.handle(signedRequest(createEvent('payment.success'), { secret: 'whsec_pg_log' }))).status).toBe(200);
+        // Real wait: the durability check is a query of its own that the first claim does not await.
+        await until(() => lines.some((l) => /synchronous_commit=off/.test(l.message)), {
+          what: "the store's warning in the receiver's logger",
+        });
+        expect(lines.filter((l) => l.message.startsWith('[@payhook/store-postgres] ')).map((l) => l.level)).toEqual(['warn']);
+        expect(warn.mock.calls.filter((c) => String(c[0]).startsWith('[@payhook/store-postgres]'))).toEqual([]);
+      } finally {
+        warn.mockRestore();
+        await store.close();
+        await pool.end();
+      }
+    });
   });
 });

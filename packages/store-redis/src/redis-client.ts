@@ -1,3 +1,4 @@
+import type { StoreLog } from '@payhook/core/store';
 import { Redis } from 'ioredis';
 import type { Cluster } from 'ioredis';
 
@@ -41,7 +42,7 @@ export function readiness(client: Redis | Cluster, timeoutMs: number): () => Pro
 }
 
 /** The client the store creates (and closes) from a URL: tuned to fail fast, one log line per outage. */
-export function createClient(url: string | undefined, timeoutMs: number): Redis {
+export function createClient(url: string | undefined, timeoutMs: number, log: StoreLog): Redis {
   if (!url) {
     throw new TypeError(`${NAME} pass \`url\` (for example process.env.REDIS_URL) or \`client\` (an ioredis client) to redisStore().`);
   }
@@ -67,21 +68,21 @@ export function createClient(url: string | undefined, timeoutMs: number): Redis 
     // One line per outage, not one per reconnect attempt; each failed delivery is reported by the receiver.
     if (down) return;
     down = true;
-    console.error(`${NAME} lost Redis (${error.message}); deliveries get 503 until it is back, and the client reconnects on its own.`);
+    log.error(`${NAME} lost Redis (${error.message}); deliveries get 503 until it is back, and the client reconnects on its own.`);
   });
   client.on('ready', () => {
-    if (down) console.error(`${NAME} Redis is back.`);
+    if (down) log.error(`${NAME} Redis is back.`);
     down = false;
   });
   return client;
 }
 
 /** Warn once when the server keeps no append-only file; never fails anything (managed Redis often refuses CONFIG). */
-export async function warnIfNotDurable(client: Redis | Cluster): Promise<void> {
+export async function warnIfNotDurable(client: Redis | Cluster, log: StoreLog): Promise<void> {
   try {
     const reply = (await client.config('GET', 'appendonly')) as string[];
     if (reply[1] !== 'no') return;
-    console.warn(
+    log.warn(
       `${NAME} Redis runs without its append-only file (appendonly no): a restart, a crash or a failover forgets the done records, and copies of events that arrive afterwards run again. ` +
         'Turn it on (appendonly yes; appendfsync everysec loses at most about the last second of done records, always none), or pass checkDurability: false to silence this.',
     );

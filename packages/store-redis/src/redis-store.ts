@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_RETENTION_MS, ledgerSettings } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, ledgerSettings, storeLog } from '@payhook/core/store';
 import type { Store } from '@payhook/core';
 import type { ClaimResult, CompleteOptions, Ledger, LedgerOptions, StoreRecord } from '@payhook/core/store';
 import type { Cluster, Redis } from 'ioredis';
@@ -90,7 +90,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const timeoutMs = positiveMs(options.commandTimeoutMs ?? 2_000, 'commandTimeoutMs');
   const ledger = options.ledger ? ledgerSettings(options.ledger, NAME, 100_000) : undefined;
   const owned = !options.client;
-  const client = options.client ?? createClient(options.url, timeoutMs);
+  const log = storeLog();
+  const client = options.client ?? createClient(options.url, timeoutMs, log);
   for (const [name, lua] of Object.entries(SCRIPTS)) {
     if (typeof (client as unknown as Record<string, unknown>)[name] !== 'function') {
       client.defineCommand(name, { numberOfKeys: 2, lua });
@@ -107,7 +108,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       await ready();
       if (!durabilityChecked) {
         durabilityChecked = true;
-        void warnIfNotDurable(client);
+        void warnIfNotDurable(client, log);
       }
       return await run();
     } catch (cause) {
@@ -123,6 +124,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   return {
     client,
     retentionMs,
+    useLogger: log.use,
     ...(ledger && { ledger: redisLedger(client, prefix, ledger, ready, retentionMs) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');

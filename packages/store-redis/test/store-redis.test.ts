@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
+import { createReceiver } from '@payhook/core';
 import { DEFAULT_RETENTION_MS } from '@payhook/core/store';
 import { redisStore } from '@payhook/store-redis';
+import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
 import { hasRedisServer, startRedis } from '../../../test/faults/redis-server.js';
 import { requireRedis } from '../../../test/services.js';
 import { countCommands, keySlot } from './redis-helpers.js';
+import { until } from '../../../test/support/wait.js';
 
 const url = await requireRedis();
 
@@ -117,6 +120,44 @@ describe.skipIf(!url || !hasRedisServer())('the redis store on a server that kee
       warn.mockRestore();
       await Promise.all(stores.map((s) => s.close()));
       await Promise.all(servers.map((s) => s.stop()));
+    }
+  });
+});
+
+describe.skipIf(!url || !hasRedisServer())("the redis store's own lines", () => {
+  it("go to the logger of the receiver built on the store, not the console, and the connection's loss too", async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const server = await startRedis('none');
+    const store = redisStore({ url: server.url, commandTimeoutMs: 500 });
+    const lines: { level: string; message: string }[] = [];
+    const receiver = createReceiver({
+      secret: 'whsec_store_log',
+      store,
+      logger: (level, _fields, message) => void lines.push({ level, message }),
+    });
+    receiver.on('payment.success', () => {});
+    try {
+      expect((await receiver.handle(signedRequest(createEvent('payment.success'), { secret: 'whsec_store_log' }))).status).toBe(200);
+      // Real waits, through the support module: the durability check is a CONFIG GET the first claim does not await, and the loss is a real socket's.
+      await until(() => lines.some((l) => /append-only file/.test(l.message)), {
+        what: "the store's durability warning in the receiver's logger",
+      });
+      await server.stop();
+      await until(() => lines.some((l) => /lost Redis/.test(l.message)), {
+        what: "the store's lost-connection line in the receiver's logger",
+      });
+      const own = lines.filter((l) => l.message.startsWith('[@payhook/store-redis] '));
+      expect(own.map((l) => `${l.level}: ${/append-only file|lost Redis/.exec(l.message)?.[0]}`)).toEqual([
+        'warn: append-only file',
+        'error: lost Redis',
+      ]);
+      expect([...warn.mock.calls, ...error.mock.calls].filter((c) => String(c[0]).startsWith('[@payhook/store-redis]'))).toEqual([]);
+    } finally {
+      warn.mockRestore();
+      error.mockRestore();
+      await store.close();
+      await server.stop();
     }
   });
 });

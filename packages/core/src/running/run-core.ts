@@ -27,6 +27,7 @@ export interface RunCoreOptions extends ReturnType<typeof resolveRunOptions> {
  */
 export function createRunCore(o: RunCoreOptions) {
   warnOfMemoryStore(o.store, o.log, o.user);
+  o.store.useLogger?.(o.log);
   const watch = createLoopWatch(o.clock, (message, blocked) => o.log.write('warn', blocked, message));
   const { router, planFor, run } = createRouter(watch);
   const errorHandlers: ErrorHandler[] = [];

@@ -1,3 +1,4 @@
+import type { Log } from '../base/logger.js';
 import type { Ledger } from './ledger.js';
 
 /**
@@ -40,6 +41,12 @@ export interface Store {
    * for it or runs it again. A store that does not say counts as keeping them 24 hours.
    */
   readonly retentionMs?: number;
+  /**
+   * Called by every receiver and queue worker built on the store with its logger (`logger`
+   * option): the store's own warnings and errors go there from then on instead of the console.
+   * A store made with `storeLog()` from `@payhook/core/store` passes its `use`.
+   */
+  useLogger?(log: Log): void;
 }
 
 /**

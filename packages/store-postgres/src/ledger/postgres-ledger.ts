@@ -1,5 +1,5 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
-import { failedDoneTtl, isRefusal, pageSize, type Ledger, type ledgerSettings } from '@payhook/core/store';
+import { failedDoneTtl, isRefusal, pageSize, type Ledger, type ledgerSettings, type StoreLog } from '@payhook/core/store';
 import type pg from 'pg';
 import type { Pool, QueryResultRow } from 'pg';
 import { ledgerTable } from '../schema.js';
@@ -12,6 +12,8 @@ export interface StoreHost {
   table: string;
   timeoutMs: number;
   ensureTable: () => Promise<void> | undefined;
+  /** Where the store's own lines go: the console, then the logger of the first receiver built on it. */
+  log: StoreLog;
   /** The ledger's retentions, when the store keeps one: the purge drops its rows past them too. */
   ledger?: { retentionMs: number; deadLetterRetentionMs: number };
 }
