@@ -57,6 +57,15 @@ export const webhookRun = (p: Pipeline, startedAt: number, waitUntil?: Run['wait
   trace: traceOf(p, startedAt, 'webhook'),
 });
 
+/** A run with no deadline (a replay, a reconcile): it waits for the handlers, and no loop watch counts its answer. */
+export const unbudgetedRun = (startedAt: number, source: DeliverySource, trace: Trace | undefined, record?: TransactionRecord): Run => ({
+  startedAt,
+  budgetMs: Infinity,
+  source,
+  record,
+  trace,
+});
+
 /** The ledger's record of a delivery, when the store keeps a ledger. */
 export const traceOf = (p: Pipeline, startedAt: number, source: Trace['source']): Trace | undefined =>
   p.writer && { id: ledgerId(startedAt), receivedAt: startedAt, source };
@@ -149,6 +158,6 @@ export async function dispatchEvent(
   const trace = traceOf(p, startedAt, source);
   // A recovered event has no signed bytes: its JSON is what a retry of its dead letter runs again.
   if (trace) trace.body = JSON.stringify(event);
-  const r = await runEvent(p, event, null, { startedAt, budgetMs: Infinity, source, record, trace });
+  const r = await runEvent(p, event, null, unbudgetedRun(startedAt, source, trace, record));
   return r.report;
 }

@@ -5,7 +5,7 @@ import type { ReceiverOptions } from '../settings/options.js';
 import { holdOpen } from '../steps/hold-open.js';
 import { readRequest } from '../steps/read-request.js';
 import { createPipeline } from './pipeline.js';
-import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, webhookRun } from './delivery.js';
+import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, unbudgetedRun, webhookRun } from './delivery.js';
 
 /** Registered, so that an adapter built against another copy of core finds it too. */
 export const ADAPTER = Symbol.for('payhook.receiver.adapter');
@@ -29,10 +29,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const replays =
     writer &&
     createReplay(o.store.ledger!, writer, {
-      signed: (delivery, trace) => deliver(p, delivery, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
-      unsigned: (event, trace, record) =>
-        runEvent(p, event, null, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', record, trace }),
-      refused: (r, trace) => finish(p, r, { startedAt: trace.receivedAt, budgetMs: Infinity, source: 'replay', trace }),
+      signed: (delivery, trace) => deliver(p, delivery, unbudgetedRun(trace.receivedAt, 'replay', trace)),
+      unsigned: (event, trace, record) => runEvent(p, event, null, unbudgetedRun(trace.receivedAt, 'replay', trace, record)),
+      refused: (r, trace) => finish(p, r, unbudgetedRun(trace.receivedAt, 'replay', trace)),
       trace: (replayOf, forced) => ({ ...traceOf(p, o.clock.now(), 'replay')!, replayOf, forced }),
       client: o.client,
     });
