@@ -31,7 +31,7 @@ export const MUTATION_GROUPS = {
   stores: {
     mutate: [
       'packages/core/src/storage/memory-store.ts',
-      'packages/store-redis/src/{scripts,redis-store,redis-client}.ts',
+      'packages/store-redis/src/{lua,scripted-store,redis-store,redis-client}.ts',
       'packages/store-postgres/src/{store-statements,postgres-store,transactional}.ts',
     ],
     tests: [
