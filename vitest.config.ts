@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -6,12 +8,25 @@ const require = createRequire(import.meta.url);
 
 /** The lowest version of each peer payhook's ranges allow, installed under an alias (package.json). */
 const lowest = (alias: string) => fileURLToPath(import.meta.resolve(alias));
-const versionOf = (name: string): string => (require(`${name}/package.json`) as { version: string }).version;
+/** A package's version, from the nearest package.json above its main file that has one: not every package exports it (@upstash/redis does not). */
+function versionOf(name: string): string {
+  for (let dir = dirname(require.resolve(name)); ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    const version = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version?: string }).version : undefined;
+    if (version !== undefined) return version;
+    if (dirname(dir) === dir) throw new Error(`no package.json with a version above ${require.resolve(name)}`);
+  }
+}
 
 const packages = fileURLToPath(new URL('./packages/', import.meta.url));
 const shop = fileURLToPath(new URL('./examples/shop/src/', import.meta.url));
 
-const newest = { ioredis: versionOf('ioredis'), bullmq: versionOf('bullmq'), 'pg-boss': versionOf('pg-boss') };
+const newest = {
+  ioredis: versionOf('ioredis'),
+  bullmq: versionOf('bullmq'),
+  'pg-boss': versionOf('pg-boss'),
+  '@upstash/redis': versionOf('@upstash/redis'),
+};
 
 /**
  * The files whose subject is timing, load or a server's faults (wall-clock bounds, floods, kill -9,
@@ -67,13 +82,24 @@ export default defineConfig({
             { find: /^ioredis$/, replacement: lowest('ioredis-lowest') },
             { find: /^bullmq$/, replacement: lowest('bullmq-lowest') },
             { find: /^pg-boss$/, replacement: lowest('pg-boss-lowest') },
+            { find: /^@upstash\/redis$/, replacement: lowest('@upstash/redis-lowest') },
           ],
         },
         test: {
           name: 'lowest-peers',
-          include: ['packages/store-redis/test/{store-redis,ledger-redis}.test.ts', 'test/queue/conformance.test.ts', 'test/peers.test.ts'],
+          include: [
+            'packages/store-redis/test/{store-redis,ledger-redis}.test.ts',
+            'packages/store-upstash/test/store-upstash.test.ts',
+            'test/queue/conformance.test.ts',
+            'test/peers.test.ts',
+          ],
           provide: {
-            peers: { ioredis: versionOf('ioredis-lowest'), bullmq: versionOf('bullmq-lowest'), 'pg-boss': versionOf('pg-boss-lowest') },
+            peers: {
+              ioredis: versionOf('ioredis-lowest'),
+              bullmq: versionOf('bullmq-lowest'),
+              'pg-boss': versionOf('pg-boss-lowest'),
+              '@upstash/redis': versionOf('@upstash/redis-lowest'),
+            },
           },
           maxWorkers: 2,
           sequence: { groupOrder: 0 },

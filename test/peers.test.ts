@@ -37,6 +37,6 @@ it.skipIf(!url)('runs the store and queue suites on the peer versions its projec
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    peers: { ioredis: string; bullmq: string; 'pg-boss': string };
+    peers: { ioredis: string; bullmq: string; 'pg-boss': string; '@upstash/redis': string };
   }
 }

@@ -36,6 +36,7 @@ describe('release check: the packed packages', () => {
       '@payhook/reference',
       '@payhook/store-postgres',
       '@payhook/store-redis',
+      '@payhook/store-upstash',
       '@payhook/testing',
     ]);
     for (const { manifest, files } of project.packages) {

@@ -87,3 +87,18 @@ export async function lateRuns(
     what: () => `the late handler's runs (last read: ${JSON.stringify(last)})`,
   });
 }
+
+/**
+ * The bug a shared store removes: `copies` concurrent copies of one event, sent in turn to each
+ * instance (separate processes or isolates on one store), run the handler once in all. Each copy is
+ * answered 200 (ran it, or a duplicate) or 409 (running elsewhere; the service retries).
+ */
+export async function expectOnceAcross(instances: MatrixTarget[], copies = 20): Promise<void> {
+  const event = createEvent('payment.success');
+  const answers = await Promise.all(Array.from({ length: copies }, (_, i) => post(instances[i % instances.length]!.webhooks, event)));
+  for (const answer of answers) expect([200, 409]).toContain(answer.status);
+  const runs = await Promise.all(instances.map((instance) => runsOf(instance, event)));
+  expect(runs.reduce((sum, r) => sum + r.started, 0)).toBe(1);
+  // Every instance reads the one record from the shared store.
+  for (const r of runs) expect(r.record).toMatchObject({ state: 'done', outcome: 'ok' });
+}

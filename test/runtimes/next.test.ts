@@ -3,7 +3,9 @@ import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCoreCases, lateRuns, post, slowEvent } from './cases.js';
+import { expectCoreCases, expectOnceAcross, lateRuns, post, slowEvent } from './cases.js';
+import { requireRedis } from '../services.js';
+import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
 import { until } from '../support/wait.js';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET } from './app/matrix-app.mjs';
@@ -44,6 +46,14 @@ function next(dir: string, args: string[], env: NodeJS.ProcessEnv, ready?: RegEx
   return { done, stop: async () => void (child.kill('SIGTERM'), await exited) };
 }
 
+const redisUrl = await requireRedis();
+/** The Upstash store's REST bridge, over the shared Redis: the Edge route's store. */
+let bridge: UpstashBridge | undefined;
+beforeAll(async () => {
+  if (redisUrl) bridge = await startUpstashBridge(redisUrl);
+});
+afterAll(() => bridge?.close());
+
 for (const version of ['14', '15', '16']) {
   describe(`Next ${version}: next build with no secret, then next start`, () => {
     const dir = join(here, `next${version}`);
@@ -51,7 +61,8 @@ for (const version of ['14', '15', '16']) {
     for (const name of BANNED) delete env[name];
     let origin = '';
     let built = '';
-    let stop = async () => {};
+    let secondOrigin = '';
+    const stops: (() => Promise<void>)[] = [];
 
     beforeAll(async () => {
       copyApp(dir);
@@ -61,15 +72,30 @@ for (const version of ['14', '15', '16']) {
       const startEnv = {
         ...env,
         MATRIX_WEBHOOK_SECRET: MATRIX_SECRET,
+        ...(bridge && { PAYHOOK_UPSTASH_URL: bridge.url, PAYHOOK_UPSTASH_TOKEN: bridge.token }),
         NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${PLATFORM}`.trim(),
       };
-      const server = next(dir, ['start', '-p', '0', '-H', '127.0.0.1'], startEnv, /Ready in|started server on/);
-      stop = server.stop;
-      const output = await server.done;
-      // Next 14 prints `url: http://...`, later ones `Local: http://...`.
-      origin = /(http:\/\/127\.0\.0\.1:\d+)/.exec(output)![1]!;
+      const start = async () => {
+        const server = next(dir, ['start', '-p', '0', '-H', '127.0.0.1'], startEnv, /Ready in|started server on/);
+        stops.push(server.stop);
+        // Next 14 prints `url: http://...`, later ones `Local: http://...`.
+        return /(http:\/\/127\.0\.0\.1:\d+)/.exec(await server.done)![1]!;
+      };
+      origin = await start();
+      // The newest Next gets a second server of the same build: another instance, for the shared store.
+      if (version === '16' && bridge) secondOrigin = await start();
     }, 240_000);
-    afterAll(() => stop());
+    afterAll(() => Promise.all(stops.map((stop) => stop())));
+
+    if (version === '16') {
+      it.skipIf(!redisUrl)(
+        'on the Upstash store, 20 concurrent copies sent to two next start servers run the Edge route once',
+        async () => {
+          const at = (o: string) => ({ webhooks: `${o}/edge/upstash`, runs: `${o}/edge/upstash` });
+          await expectOnceAcross([at(origin), at(secondOrigin)]);
+        },
+      );
+    }
 
     // The README's Next section: Next 16 deprecates the Edge runtime, and says so at build time.
     it(`${version === '16' ? 'warns' : 'does not warn'} at build time that the Edge runtime is deprecated`, () => {
@@ -119,7 +145,7 @@ for (const version of ['14', '15', '16']) {
 
     it('built the Edge route as an Edge function, the Node route as a Node one', () => {
       const manifest = JSON.parse(readFileSync(join(dir, '.next/server/middleware-manifest.json'), 'utf8')) as { functions: object };
-      expect(Object.keys(manifest.functions)).toEqual(['/edge/hook/route']);
+      expect(Object.keys(manifest.functions).sort()).toEqual(['/edge/hook/route', '/edge/upstash/route']);
     });
   });
 }

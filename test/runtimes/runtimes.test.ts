@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCoreCases } from './cases.js';
+import { createEvent } from '@payhook/testing';
+import { expectCoreCases, expectOnceAcross, post, runsOf } from './cases.js';
 import { startServer, type Started } from './spawn-server.js';
+import { requireRedis } from '../services.js';
+import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const bin = (path: string) => join(here, path);
@@ -37,17 +40,27 @@ const RUNTIMES = [
   {
     name: 'Deno 2.9.6',
     command: bin('node_modules/@deno/linux-x64-glibc/deno'),
-    // Only what the app needs: its port on loopback, and the files of the workspace.
-    args: ['run', '--allow-net=127.0.0.1', '--allow-read', '--no-prompt', 'app/deno-server.mjs'],
+    // Only what the app needs: its port on loopback, the files of the workspace, and the variables
+    // it reads: the store's two, and the four @upstash/redis reads when its client is made.
+    args: [
+      'run',
+      '--allow-net=127.0.0.1',
+      '--allow-read',
+      '--allow-env=PAYHOOK_UPSTASH_URL,PAYHOOK_UPSTASH_TOKEN,UPSTASH_DISABLE_TELEMETRY,UPSTASH_CONSOLE,VERCEL,AWS_REGION',
+      '--no-prompt',
+      'app/deno-server.mjs',
+    ],
     banner: 'deno 2.9.6',
   },
 ];
+
+const runtimeEnv = { ...process.env, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
 
 for (const runtime of RUNTIMES) {
   describe(runtime.name, () => {
     let server: Started;
     beforeAll(async () => {
-      const env = { ...process.env, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
+      const env = runtimeEnv;
       server = await startServer(runtime.command, runtime.args, { cwd: here, env });
     });
     afterAll(() => server?.close());
@@ -58,6 +71,45 @@ for (const runtime of RUNTIMES) {
     });
   });
 }
+
+const redisUrl = await requireRedis();
+
+/**
+ * Two instances of each runtime's server, each with its own memory, on one Upstash store (a real
+ * Redis behind the REST bridge): the serverless case, where copies of an event land on different
+ * instances. The same two on the memory store run the handler twice: the bug the store removes.
+ */
+describe.skipIf(!redisUrl)('the Upstash store across two instances', () => {
+  let bridge: UpstashBridge;
+  const servers: Started[] = [];
+  const two = async (runtime: (typeof RUNTIMES)[number], env: NodeJS.ProcessEnv) => {
+    const pair = await Promise.all([0, 1].map(() => startServer(runtime.command, runtime.args, { cwd: here, env })));
+    servers.push(...pair);
+    return pair.map((s) => ({ webhooks: `${s.origin}/webhooks`, runs: `${s.origin}/runs` }));
+  };
+  beforeAll(async () => {
+    bridge = await startUpstashBridge(redisUrl!);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    await bridge?.close();
+  });
+
+  for (const runtime of RUNTIMES.filter((r) => r.banner !== 'node v20.0.0 cjs' && !r.banner.startsWith('node v24'))) {
+    it(`${runtime.name}: 20 concurrent copies run the handler once`, async () => {
+      const env = { ...runtimeEnv, PAYHOOK_UPSTASH_URL: bridge.url, PAYHOOK_UPSTASH_TOKEN: bridge.token };
+      await expectOnceAcross(await two(runtime, env));
+    });
+  }
+
+  it('Node 20.0.0 on the memory store: the same copies run the handler on both instances', async () => {
+    const instances = await two(RUNTIMES[0]!, runtimeEnv);
+    const event = createEvent('payment.success');
+    await Promise.all(instances.map((i) => post(i.webhooks, event)));
+    const runs = await Promise.all(instances.map((i) => runsOf(i, event)));
+    expect(runs.map((r) => r.started)).toEqual([1, 1]);
+  });
+});
 
 describe('@payhook/testing and the reference service on Node 20.0.0', () => {
   it('run a sandbox payment delivered over HTTP to a receiver, once, answered 200', async () => {

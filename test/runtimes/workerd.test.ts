@@ -8,7 +8,9 @@ import { promisify } from 'node:util';
 import { defaultDedupeKey } from '@payhook/core';
 import { createEvent, signedBody } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCoreCases, type Runs } from './cases.js';
+import { expectCoreCases, expectOnceAcross, type Runs } from './cases.js';
+import { requireRedis } from '../services.js';
+import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET, SLOW_HANDLER_MS } from './app/matrix-app.mjs';
 
@@ -17,6 +19,7 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const fromRuntimes = createRequire(join(here, 'package.json'));
 const wrangler = fromRuntimes.resolve('wrangler/bin/wrangler.js');
 const COMPATIBILITY_DATE = '2026-04-20';
+const redisUrl = await requireRedis();
 
 type Miniflare = { ready: Promise<URL>; dispose(): Promise<void> };
 
@@ -25,6 +28,10 @@ describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat'
   let bundle = '';
   let mf: Miniflare;
   let origin: URL;
+  // A second workerd running the same bundle: another isolate, with memory of its own.
+  let other: Miniflare | undefined;
+  let otherOrigin: URL;
+  let bridge: UpstashBridge | undefined;
 
   beforeAll(async () => {
     // A real `wrangler deploy --dry-run`: wrangler's own esbuild, conditions and checks, offline.
@@ -39,20 +46,30 @@ describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat'
     });
     bundle = readFileSync(join(out, 'dist', 'worker.js'), 'utf8');
     const { Miniflare } = (await import(fromRuntimes.resolve('miniflare'))) as { Miniflare: new (o: object) => Miniflare };
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: join(out, 'dist', 'worker.js'),
-      modulesRoot: join(out, 'dist'),
-      compatibilityDate: COMPATIBILITY_DATE,
-      bindings: { WEBHOOK_SECRET: MATRIX_SECRET },
-      host: '127.0.0.1',
-      port: 0,
-    });
+    if (redisUrl) bridge = await startUpstashBridge(redisUrl);
+    const upstash = bridge ? { PAYHOOK_UPSTASH_URL: bridge.url, PAYHOOK_UPSTASH_TOKEN: bridge.token } : {};
+    const worker = () =>
+      new Miniflare({
+        modules: true,
+        scriptPath: join(out, 'dist', 'worker.js'),
+        modulesRoot: join(out, 'dist'),
+        compatibilityDate: COMPATIBILITY_DATE,
+        bindings: { WEBHOOK_SECRET: MATRIX_SECRET, ...upstash },
+        host: '127.0.0.1',
+        port: 0,
+      });
+    mf = worker();
     // Fails here if anything at module scope is forbidden in a Worker (receivers are made there).
     origin = await mf.ready;
+    if (bridge) {
+      other = worker();
+      otherOrigin = await other.ready;
+    }
   }, 90_000);
   afterAll(async () => {
     await mf?.dispose();
+    await other?.dispose();
+    await bridge?.close();
     rmSync(out, { recursive: true, force: true });
   });
 
@@ -80,5 +97,10 @@ describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat'
     const query = new URLSearchParams({ reference: event.reference, key: defaultDedupeKey(event) });
     const runs = (await (await fetch(new URL(`/nowait/runs?${query}`, origin))).json()) as Runs;
     expect(runs).toMatchObject({ started: 1, finished: 0, record: { state: 'claimed' } });
+  });
+
+  it.skipIf(!redisUrl)('on the Upstash store, 20 concurrent copies sent to two workerd instances run the handler once', async () => {
+    const at = (o: URL) => ({ webhooks: new URL('/upstash/webhooks', o).href, runs: new URL('/upstash/runs', o).href });
+    await expectOnceAcross([at(origin), at(otherOrigin)]);
   });
 });

@@ -21,7 +21,7 @@ local function now()
 end
 `;
 
-/** ARGV: token, leaseMs, recordTtlMs. Returns {'claimed', attempt} | {'in-progress', leaseExpiresAt} | {'done', outcome, completedAt}. */
+/** ARGV: token, leaseMs, recordTtlMs. Idempotent for its token. Returns {'claimed', attempt} | {'in-progress', leaseExpiresAt} | {'done', outcome, completedAt}. */
 export const CLAIM_SCRIPT = `${NOW}
 local rec = redis.call('HMGET', KEYS[1], 'state', 'outcome', 'completedAt')
 if rec[1] == 'done' then return {'done', rec[2], rec[3]} end
@@ -32,6 +32,8 @@ if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return {'claimed', attempt}
 end
+-- The same token again: a claim sent twice (a retried request, a pipeline retried whole) is still its own.
+if redis.call('GET', KEYS[2]) == ARGV[1] then return {'claimed', tonumber(redis.call('HGET', KEYS[1], 'attempt'))} end
 return {'in-progress', now() + redis.call('PTTL', KEYS[2])}
 `;
 

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { createReceiver } from '@payhook/core';
 import { DEFAULT_RETENTION_MS } from '@payhook/core/store';
 import { redisStore } from '@payhook/store-redis';
+import { STORE_SCRIPTS } from '@payhook/store-redis/scripts';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
 import { hasRedisServer, startRedis } from '../../../test/faults/redis-server.js';
@@ -54,6 +55,15 @@ describe.skipIf(!url)('redis', () => {
       if (c2.status !== 'claimed') throw new Error('expected a claim');
       await short.release(k2, c2.token);
       expect(await redis.pttl(`${prefix}{${k2}}:rec`)).toBeLessThanOrEqual(60_000);
+    });
+
+    it('answers a claim sent twice with its token as claimed both times (a retried request, a pipeline retried whole)', async () => {
+      const key = `twice-${randomUUID()}`;
+      const keys = [`${prefix}{${key}}:rec`, `${prefix}{${key}}:lease`];
+      const claim = (token: string) => redis.eval(STORE_SCRIPTS.claim.lua, 2, ...keys, token, 5_000, 60_000);
+      expect(await claim('token-a')).toEqual(['claimed', 1]);
+      expect(await claim('token-a')).toEqual(['claimed', 1]);
+      expect(((await claim('token-b')) as unknown[])[0]).toBe('in-progress');
     });
 
     it('uses one round trip per claim and one per complete', async () => {

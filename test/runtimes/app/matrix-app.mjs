@@ -1,6 +1,7 @@
 // The app every runtime in the matrix serves, in plain JavaScript so that each runtime loads it as
 // it is (Node 20.0, Bun, Deno, a Worker bundle, a Next route). The cases it answers are in ../cases.ts.
 import { createReceiver } from '@payhook/core';
+import { upstashStore } from '@payhook/store-upstash';
 
 export const MATRIX_SECRET = 'whsec_runtime_matrix';
 export const MATRIX_BUDGET_MS = 300;
@@ -28,6 +29,15 @@ export function matrixReceiver(options = {}) {
     },
   );
   return { receiver, runs };
+}
+
+/**
+ * The receiver options for the shared-store rows: an Upstash store when `env` names one
+ * (PAYHOOK_UPSTASH_URL and PAYHOOK_UPSTASH_TOKEN: the test's REST bridge), else none (memory).
+ */
+export function upstashFrom(env) {
+  const url = env.PAYHOOK_UPSTASH_URL;
+  return url ? { store: upstashStore({ url, token: env.PAYHOOK_UPSTASH_TOKEN, prefix: 'payhook-matrix:' }) } : {};
 }
 
 /** `GET …/runs?reference=R&key=K`: what the handler did for R, and the store's record of key K. */

@@ -1,9 +1,9 @@
 // The matrix app on node:http through core's Node bridge, as an ESM module.
 import http from 'node:http';
 import { toNodeListener } from '@payhook/core/node';
-import { matrixReceiver, runsAnswer } from './matrix-app.mjs';
+import { matrixReceiver, runsAnswer, upstashFrom } from './matrix-app.mjs';
 
-const app = matrixReceiver();
+const app = matrixReceiver(upstashFrom(process.env));
 const webhooks = toNodeListener(app.receiver);
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');

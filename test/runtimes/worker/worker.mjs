@@ -2,7 +2,7 @@
 // workerd in test/runtimes/workerd.test.ts.
 import { Hono } from 'hono';
 import { payhookHono } from '@payhook/hono';
-import { matrixFetch, matrixReceiver, runsAnswer } from '../app/matrix-app.mjs';
+import { matrixFetch, matrixReceiver, runsAnswer, upstashFrom } from '../app/matrix-app.mjs';
 
 // Receivers made at module scope, as the README shows: a Worker forbids random values there.
 const plain = matrixReceiver();
@@ -27,9 +27,16 @@ hono.get('/hono/runs', (c) =>
 );
 hono.get('/hono/builds', () => Response.json({ builds: fromEnv?.builds ?? 0 }));
 
+// On the Upstash store named by the bindings (the REST bridge's URL and token), built on first use.
+let upstashFetch;
+
 export default {
   fetch(request, env, ctx) {
     const { pathname } = new URL(request.url);
+    if (pathname.startsWith('/upstash/')) {
+      upstashFetch ??= matrixFetch(matrixReceiver(upstashFrom(env)));
+      return upstashFetch(request, (work) => ctx.waitUntil(work));
+    }
     if (pathname.startsWith('/hono/')) return hono.fetch(request, env, ctx);
     if (pathname.startsWith('/nowait/')) return bareFetch(request);
     return plainFetch(request, (work) => ctx.waitUntil(work));

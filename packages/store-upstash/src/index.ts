@@ -1,0 +1,1 @@
+export { upstashStore, type UpstashStore, type UpstashStoreOptions } from './upstash-store.js';

@@ -1,0 +1,166 @@
+import { inspect } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Redis } from '@upstash/redis';
+import { createReceiver } from '@payhook/core';
+import { upstashStore } from '@payhook/store-upstash';
+import { createEvent, signedRequest } from '@payhook/testing';
+import { storeConformance } from '@payhook/testing/store';
+import { hasRedisServer, startRedis } from '../../../test/faults/redis-server.js';
+import { requireRedis } from '../../../test/services.js';
+import { until } from '../../../test/support/wait.js';
+import { startUpstashBridge, type UpstashBridge } from '../../../test/support/upstash-bridge.js';
+
+const url = await requireRedis();
+const SECRET = 'whsec_upstash_store';
+const quiet = { info() {}, warn() {}, error() {} };
+
+describe.skipIf(!url)('upstash', () => {
+  let bridge: UpstashBridge;
+  beforeAll(async () => {
+    bridge = await startUpstashBridge(url!);
+  });
+  afterAll(() => bridge?.close());
+
+  storeConformance('upstash (REST, over a real Redis)', {
+    make: () => upstashStore({ url: bridge.url, token: bridge.token, prefix: 'payhook-test:', retentionMs: 3_600_000 }),
+    shared: true,
+  });
+
+  describe('upstash store specifics', () => {
+    const prefix = `payhook-upstash-${crypto.randomUUID().slice(0, 8)}:`;
+    const store = () => upstashStore({ url: bridge.url, token: bridge.token, prefix });
+
+    it(`runs on @upstash/redis ${inject('peers')['@upstash/redis']}`, async () => {
+      // A client made with its defaults names its version in a header; the store's own client sends no telemetry.
+      const client = new Redis({ url: bridge.url, token: bridge.token });
+      expect((await upstashStore({ client, prefix }).claim(`v-${crypto.randomUUID()}`, 5_000)).status).toBe('claimed');
+      // 1.34.0's own package.json spells its version "v1.34.0".
+      expect(bridge.sdks()).toEqual([`@upstash/redis@v${inject('peers')['@upstash/redis'].replace(/^v/, '')}`]);
+    });
+
+    it('uses one HTTP request per claim and one per complete, running the Redis store’s scripts', async () => {
+      const s = store();
+      const key = `rt-${crypto.randomUUID()}`;
+      await s.get(key); // loads the scripts the first time a test runs on a fresh server
+      const before = bridge.requests();
+      const c = await s.claim(key, 5_000);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      expect(bridge.requests() - before).toBe(1);
+      expect(await s.complete(key, c.token)).toBe(true);
+      expect(bridge.requests() - before).toBe(2);
+      expect(bridge.commands().slice(-2)).toEqual(['evalsha', 'evalsha']);
+    });
+
+    it.runIf(hasRedisServer())('keeps done records across a Redis restart, and sends the scripts again that Redis forgot', async () => {
+      // A private server: the shared one's script cache is filled by the other files running beside this one.
+      const server = await startRedis('everysec');
+      const own = await startUpstashBridge(server.url);
+      try {
+        const s = upstashStore({ url: own.url, token: own.token });
+        const done = `before-${crypto.randomUUID()}`;
+        const c = await s.claim(done, 5_000);
+        if (c.status !== 'claimed') throw new Error('expected a claim');
+        expect(await s.complete(done, c.token)).toBe(true);
+        await server.restart();
+        // The bridge's own connection comes back on its own; until then a call fails (the receiver's 503).
+        const after = await until(() => s.claim(done, 5_000).catch(() => undefined), {
+          what: 'a claim after the restart',
+          timeoutMs: 10_000,
+        });
+        expect(after).toMatchObject({ status: 'done', outcome: 'ok' });
+        const commands = own.commands();
+        expect(commands.slice(commands.lastIndexOf('evalsha'))).toEqual(['evalsha', 'eval']);
+        expect(await s.claim(`after-${crypto.randomUUID()}`, 5_000)).toMatchObject({ status: 'claimed', attempt: 1 });
+      } finally {
+        await own.close();
+        await server.stop();
+      }
+    });
+
+    it('keeps any key whole: markup, braces, quotes and non-ASCII text round-trip through JSON and base64', async () => {
+      const s = store();
+      for (const key of ['<script>alert(1)</script>', 'a}b{c', '"\\\n', 'ü€ 💳']) {
+        const c = await s.claim(key, 5_000);
+        if (c.status !== 'claimed') throw new Error(`expected a claim of ${JSON.stringify(key)}`);
+        expect(await s.complete(key, c.token, { outcome: 'rejected' })).toBe(true);
+        expect(await s.get(key)).toMatchObject({ state: 'done', outcome: 'rejected', attempt: 1 });
+      }
+    });
+
+    it('takes a client you made, with automatic deserialization on', async () => {
+      const client = new Redis({ url: bridge.url, token: bridge.token, retry: false });
+      const s = upstashStore({ client, prefix });
+      expect(s.client).toBe(client);
+      const key = `own-${crypto.randomUUID()}`;
+      const c = await s.claim(key, 5_000);
+      if (c.status !== 'claimed') throw new Error('expected a claim');
+      expect(await s.complete(key, c.token)).toBe(true);
+      const done = await s.claim(key, 5_000);
+      expect(done).toMatchObject({ status: 'done', outcome: 'ok' });
+      expect(done.status === 'done' && done.completedAt).toBeGreaterThan(Date.now() - 60_000);
+    });
+
+    it('runs a handler once for 20 concurrent copies landing on two receivers', async () => {
+      let runs = 0;
+      const make = () =>
+        createReceiver({ secret: SECRET, logger: quiet, store: store() }).on('payment.success', async () => {
+          runs++;
+          await new Promise((r) => setTimeout(r, 50));
+        });
+      const receivers = [make(), make()];
+      const event = createEvent('payment.success');
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => receivers[i % 2]!.handle(signedRequest(event, { secret: SECRET }))),
+      );
+      expect(runs).toBe(1);
+      // One ran it (200); the rest were told it is running (409, retried by the service) or done (200).
+      expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(1);
+      for (const a of answers) expect([200, 409]).toContain(a.status);
+    });
+  });
+
+  describe('when Upstash refuses or does not answer', () => {
+    it('names the fix for a token Upstash refuses, and the receiver answers 503', async () => {
+      const s = upstashStore({ url: bridge.url, token: 'not-the-token' });
+      await expect(s.claim(`t-${crypto.randomUUID()}`, 5_000)).rejects.toThrow(
+        /^\[@payhook\/store-upstash\] could not claim ".*" \(Unauthorized\)\..*pass the database's REST token \(UPSTASH_REDIS_REST_TOKEN\)/,
+      );
+      const errors: string[] = [];
+      const error = (...line: unknown[]) => errors.push(inspect(line, { depth: 4 }));
+      const receiver = createReceiver({ secret: SECRET, logger: { ...quiet, error }, store: s }).on('payment.success', () => {});
+      const answer = await receiver.handle(signedRequest(createEvent('payment.success'), { secret: SECRET }));
+      expect(answer.status).toBe(503);
+      expect(await answer.text()).not.toMatch(/Unauthorized|UPSTASH|token/i);
+      expect(errors.join('\n')).toContain('UPSTASH_REDIS_REST_TOKEN');
+    });
+
+    it('answers 503 within the budget when Upstash holds every request', async () => {
+      const s = upstashStore({ url: bridge.url, token: bridge.token, timeoutMs: 300 });
+      const receiver = createReceiver({ secret: SECRET, logger: quiet, store: s, budgetMs: 2_000 }).on('payment.success', () => {});
+      bridge.hold(true);
+      try {
+        const started = performance.now();
+        const answer = await receiver.handle(signedRequest(createEvent('payment.success'), { secret: SECRET }));
+        expect(answer.status).toBe(503);
+        expect(performance.now() - started).toBeLessThan(2_000);
+      } finally {
+        bridge.hold(false);
+      }
+    });
+
+    it('refuses missing, TCP and malformed URLs, an empty token, and two ways at once, naming the fix', () => {
+      expect(() => upstashStore({})).toThrow(/^\[@payhook\/store-upstash\] pass `url` and `token`.*UPSTASH_REDIS_REST_URL/);
+      expect(() => upstashStore({ url: 'rediss://default:pw@eu1.upstash.io:6379', token: 't' })).toThrow(
+        /REST URL, https:\/\/<name>\.upstash\.io.*That is the TCP URL, for @payhook\/store-redis/,
+      );
+      expect(() => upstashStore({ url: 'not a url', token: 't' })).toThrow(/url must be the database's REST URL/);
+      expect(() => upstashStore({ url: 'https://x.upstash.io' })).toThrow(/token must be the database's REST token.*got none/);
+      expect(() => upstashStore({ url: 'https://x.upstash.io', token: ' ' })).toThrow(/token must be the database's REST token/);
+      expect(() =>
+        upstashStore({ url: 'https://x.upstash.io', token: 't', client: new Redis({ url: 'https://x.upstash.io', token: 't' }) }),
+      ).toThrow(/pass either `client` or `url` and `token`/);
+      expect(() => upstashStore({ url: 'https://x.upstash.io', token: 't', prefix: 'a{b' })).toThrow(/prefix must not contain/);
+      expect(() => upstashStore({ url: 'https://x.upstash.io', token: 't', timeoutMs: 0 })).toThrow(/timeoutMs must be a positive number/);
+    });
+  });
+});
