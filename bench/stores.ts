@@ -19,6 +19,8 @@ import { createReceiver, memoryStore, sign, type Store } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
+import { upstashStore } from '@payhook/store-upstash';
+import { startUpstashBridge } from '../test/support/upstash-bridge.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -159,6 +161,19 @@ rows.push(
   await store.close();
 }
 
+// Upstash: the REST protocol over the same Redis, through the tests' bridge on loopback (no TLS,
+// no internet): the protocol's cost, not Upstash's. Round trips are the bridge's HTTP requests.
+const bridge = await startUpstashBridge(REDIS_URL);
+rows.push(
+  ...(await bench('upstash (REST bridge)', async () => ({
+    store: upstashStore({ url: bridge.url, token: bridge.token, prefix: 'payhook-bench:' }),
+    trips: async () => bridge.requests(),
+    done: async () => {},
+  }))),
+);
+pipeline.upstash = await receiverThroughput(upstashStore({ url: bridge.url, token: bridge.token, prefix: 'payhook-bench:' }));
+await bridge.close();
+
 const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 });
 let queries = 0;
 const query = pool.query.bind(pool);
@@ -200,7 +215,8 @@ Node ${process.version}, ${cpus().length} CPU (${cpus()[0]?.model.trim()}), Redi
 on loopback, ${SECONDS} s per figure. An event is one claim and one complete on a fresh key,
 as the receiver does for a new delivery; "in flight" is how many events run at once in one process.
 Round trips are counted at the server for Redis (\`INFO commandstats\` deltas of \`evalsha\`/\`eval\`,
-plus any other command the store's client sends) and by wrapping \`pool.query\` for Postgres.
+plus any other command the store's client sends), as HTTP requests at the bridge for Upstash, and
+by wrapping \`pool.query\` for Postgres.
 
 | store | in flight | events/s | round trips / event | claim p50 (ms) | claim p99 (ms) |
 |---|---:|---:|---:|---:|---:|
@@ -212,10 +228,15 @@ ${rows
   .join('\n')}
 
 Through the whole receiver (signature check, parse, claim, an empty handler, complete), 32 in
-flight: memory ${f(pipeline.memory!)}, Redis ${f(pipeline.redis!)}, Postgres ${f(pipeline.postgres!)} events/s.
+flight: memory ${f(pipeline.memory!)}, Redis ${f(pipeline.redis!)}, Upstash over the bridge ${f(pipeline.upstash!)},
+Postgres ${f(pipeline.postgres!)} events/s.
 
 - Redis: 2 round trips per event (one \`EVALSHA\` to claim, one to complete), the target.
   Duplicates cost one round trip and write nothing.
+- Upstash: the same two scripts, each an HTTP request to a bridge on loopback that runs it on the
+  same Redis (\`test/support/upstash-bridge.ts\`); a real database adds TLS and the round trip to
+  its region, tens of milliseconds. Calls made in the same tick share one request
+  (\`@upstash/redis\`'s auto-pipelining), so at 32 in flight an event costs fewer than 2 requests.
 - Postgres: 2 round trips per event as well (one statement each). Its figures are bound by the
   commit's WAL flush (\`synchronous_commit=${syncCommit}\`): every claim and every done record is
   durable before it is answered, which is what makes a crash safe. Duplicates that find a live
