@@ -26,6 +26,7 @@ const newest = {
   bullmq: versionOf('bullmq'),
   'pg-boss': versionOf('pg-boss'),
   '@upstash/redis': versionOf('@upstash/redis'),
+  'better-sqlite3': versionOf('better-sqlite3'),
 };
 
 /**
@@ -83,6 +84,7 @@ export default defineConfig({
             { find: /^bullmq$/, replacement: lowest('bullmq-lowest') },
             { find: /^pg-boss$/, replacement: lowest('pg-boss-lowest') },
             { find: /^@upstash\/redis$/, replacement: lowest('@upstash/redis-lowest') },
+            { find: /^better-sqlite3$/, replacement: lowest('better-sqlite3-lowest') },
           ],
         },
         test: {
@@ -90,6 +92,7 @@ export default defineConfig({
           include: [
             'packages/store-redis/test/{store-redis,ledger-redis}.test.ts',
             'packages/store-upstash/test/store-upstash.test.ts',
+            'packages/store-sqlite/test/store-sqlite.test.ts',
             'test/queue/conformance.test.ts',
             'test/peers.test.ts',
           ],
@@ -99,6 +102,7 @@ export default defineConfig({
               bullmq: versionOf('bullmq-lowest'),
               'pg-boss': versionOf('pg-boss-lowest'),
               '@upstash/redis': versionOf('@upstash/redis-lowest'),
+              'better-sqlite3': versionOf('better-sqlite3-lowest'),
             },
           },
           maxWorkers: 2,

@@ -19,7 +19,12 @@ import { createReceiver, memoryStore, sign, type Store } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
+import { sqliteStore } from '@payhook/store-sqlite';
 import { upstashStore } from '@payhook/store-upstash';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startUpstashBridge } from '../test/support/upstash-bridge.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -161,6 +166,22 @@ rows.push(
   await store.close();
 }
 
+// SQLite: a file in the temporary directory, WAL, synchronous=FULL (the store's own settings):
+// every commit waits for the disk. In process, so no round trips; each event is two commits.
+const sqliteDir = mkdtempSync(join(tmpdir(), 'payhook-bench-sqlite-'));
+rows.push(
+  ...(await bench('sqlite', async () => {
+    const store = sqliteStore({ path: join(sqliteDir, 'bench.db'), driver: Database });
+    return { store, trips: async () => NaN, done: () => store.close() };
+  })),
+);
+{
+  const store = sqliteStore({ path: join(sqliteDir, 'bench.db'), driver: Database });
+  pipeline.sqlite = await receiverThroughput(store);
+  await store.close();
+  rmSync(sqliteDir, { recursive: true, force: true });
+}
+
 // Upstash: the REST protocol over the same Redis, through the tests' bridge on loopback (no TLS,
 // no internet): the protocol's cost, not Upstash's. Round trips are the bridge's HTTP requests.
 const bridge = await startUpstashBridge(REDIS_URL);
@@ -228,11 +249,14 @@ ${rows
   .join('\n')}
 
 Through the whole receiver (signature check, parse, claim, an empty handler, complete), 32 in
-flight: memory ${f(pipeline.memory!)}, Redis ${f(pipeline.redis!)}, Upstash over the bridge ${f(pipeline.upstash!)},
-Postgres ${f(pipeline.postgres!)} events/s.
+flight: memory ${f(pipeline.memory!)}, Redis ${f(pipeline.redis!)}, SQLite ${f(pipeline.sqlite!)},
+Upstash over the bridge ${f(pipeline.upstash!)}, Postgres ${f(pipeline.postgres!)} events/s.
 
 - Redis: 2 round trips per event (one \`EVALSHA\` to claim, one to complete), the target.
   Duplicates cost one round trip and write nothing.
+- SQLite: in the process, on a file in ${tmpdir()}; two commits per event (the claim's write
+  transaction, the done record's statement), each waiting for the disk (WAL, \`synchronous=FULL\`).
+  The calls are synchronous, so events in flight take turns: 32 in flight gain nothing over 1.
 - Upstash: the same two scripts, each an HTTP request to a bridge on loopback that runs it on the
   same Redis (\`test/support/upstash-bridge.ts\`); a real database adds TLS and the round trip to
   its region, tens of milliseconds. Calls made in the same tick share one request

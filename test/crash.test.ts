@@ -5,6 +5,11 @@ import type pg from 'pg';
 import type { Store } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
+import { sqliteStore } from '@payhook/store-sqlite';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createEvent, signedBody } from '@payhook/testing';
 import { post, startReceiver, type ChildReceiver, type Reply } from './children/spawn.js';
 import { countPg, countRedis, effectsTable } from './effects.js';
@@ -32,12 +37,15 @@ interface Case {
  * kill -9 a receiver at a point of its work; once the lease lapses the next delivery, on another
  * process, runs the event, and we count how many times its effect happened.
  */
-function crashes(store: 'redis' | 'postgres', effect: string, url: string | undefined, cases: Case[]) {
+function crashes(store: 'redis' | 'postgres' | 'sqlite', effect: string, url: string | undefined, cases: Case[]) {
   describe.skipIf(!url)(`kill -9 on ${store} (${effect})`, () => {
     const run = randomUUID();
+    // SQLite keeps the claims in a file; the effects are counted in Redis, as for the Redis store.
+    const effectUrl = store === 'sqlite' ? redisUrl : url;
     const env = {
       CHILD_STORE: store,
       CHILD_URL: url!,
+      CHILD_EFFECT_URL: effectUrl!,
       CHILD_SECRET: SECRET,
       CHILD_RUN: run,
       CHILD_EFFECT: effect,
@@ -56,7 +64,10 @@ function crashes(store: 'redis' | 'postgres', effect: string, url: string | unde
       const started = await Promise.all([env, ...cases.map((c) => ({ ...env, CHILD_HANG_AT: c.point }))].map(startReceiver));
       survivor = started[0]!;
       for (const [i, c] of cases.entries()) victims.set(c.point, started[i + 1]!);
-      if (store === 'redis') {
+      if (store === 'sqlite') {
+        redis = new Redis(effectUrl!);
+        reader = sqliteStore({ path: url!, driver: Database });
+      } else if (store === 'redis') {
         redis = new Redis(url!);
         reader = redisStore({ url: url!, prefix: 'payhook-test:', retentionMs: 3_600_000 });
       } else {
@@ -136,3 +147,44 @@ crashes('postgres', 'pg-insert', pgUrl, [
   // Without transactional(), the same window as Redis: the effect committed on its own.
   resumed('after-effect', 2),
 ]);
+
+// SQLite: one file, its WAL synced at every commit. The effect is outside the store (a Redis counter),
+// so the windows are Redis's; what the file adds is that claims and done records outlive the process.
+const sqliteDir = mkdtempSync(join(tmpdir(), 'payhook-crash-sqlite-'));
+afterAll(() => rmSync(sqliteDir, { recursive: true, force: true }));
+const sqlitePath = redisUrl ? join(sqliteDir, 'payhook.db') : undefined;
+
+crashes('sqlite', 'redis-counter', sqlitePath, [resumed('after-claim'), resumed('mid-handler'), resumed('after-effect', 2)]);
+
+describe.skipIf(!sqlitePath)('kill -9 on sqlite, then a new process on the same file', () => {
+  it('answers an event done before the kill as a duplicate, and runs nothing again', async () => {
+    const run = randomUUID();
+    const env = {
+      CHILD_STORE: 'sqlite',
+      CHILD_URL: sqlitePath!,
+      CHILD_EFFECT_URL: redisUrl!,
+      CHILD_SECRET: SECRET,
+      CHILD_RUN: run,
+      CHILD_EFFECT: 'redis-counter',
+    };
+    const redis = new Redis(redisUrl!);
+    try {
+      const event = createEvent('payment.success', { reference: `restart_${run}` });
+      const body = JSON.stringify(event);
+      const { headers } = signedBody(body, { secret: SECRET });
+      const before = await startReceiver(env);
+      expect(`${(await post(before.port, body, headers)).outcome}`).toBe('processed');
+      await before.kill9();
+      const after = await startReceiver(env);
+      try {
+        const again = await post(after.port, body, headers);
+        expect(`${again.status} ${again.outcome}`, after.stderr()).toBe('200 duplicate');
+        expect((await countRedis(redis, run)).get(event.reference)).toBe(1);
+      } finally {
+        await after.stop();
+      }
+    } finally {
+      redis.disconnect();
+    }
+  }, 30_000);
+});

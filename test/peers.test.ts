@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import * as pgBoss from 'pg-boss';
@@ -19,6 +20,12 @@ it.skipIf(!url)('runs the store and queue suites on the peer versions its projec
   const files = Object.keys(createRequire(import.meta.url).cache);
   const ioredis = files.map((f) => /\/ioredis@([^/]+)\/node_modules\/ioredis\/built\/Redis\.js$/.exec(f)?.[1]).filter(Boolean);
   expect(ioredis).toContain(expected.ioredis);
+  // better-sqlite3 is CommonJS too, a native addon: the SQLite store's suites ran on the build under this folder.
+  new Database(':memory:').close();
+  const sqlite = files
+    .map((f) => /\/better-sqlite3@([^/]+)\/node_modules\/better-sqlite3\/lib\/database\.js$/.exec(f)?.[1])
+    .filter(Boolean);
+  expect(sqlite).toEqual([expected['better-sqlite3']]);
   // pg-boss 10 is CommonJS too (imported above, as @payhook/queue-pg-boss imports it).
   expect(typeof pgBoss.default).toBe('function');
   const pgBossFiles = files.map((f) => /\/pg-boss@([^/]+)\/node_modules\/pg-boss\/src\/index\.js$/.exec(f)?.[1]).filter(Boolean);
@@ -37,6 +44,6 @@ it.skipIf(!url)('runs the store and queue suites on the peer versions its projec
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    peers: { ioredis: string; bullmq: string; 'pg-boss': string; '@upstash/redis': string };
+    peers: { ioredis: string; bullmq: string; 'pg-boss': string; '@upstash/redis': string; 'better-sqlite3': string };
   }
 }

@@ -2,8 +2,8 @@
  * A receiver process for the multi-process and crash tests, run with `node --import tsx` so the
  * workspace packages resolve to their sources through tsconfig `paths`. Configured by env:
  *
- *   CHILD_STORE       redis | postgres
- *   CHILD_URL         the Redis URL or Postgres connection string
+ *   CHILD_STORE       redis | postgres | sqlite
+ *   CHILD_URL         the Redis URL, Postgres connection string or SQLite file
  *   CHILD_SECRET      the webhook secret
  *   CHILD_RUN         the test run's id: effects are recorded under it
  *   CHILD_EFFECT      redis-counter | pg-insert | pg-transactional
@@ -28,6 +28,8 @@ import { createReceiver, type DeliveryReport, type EventHandler, type Store } fr
 import { toNodeListener } from '@payhook/core/node';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
+import { sqliteStore } from '@payhook/store-sqlite';
+import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
@@ -58,7 +60,9 @@ const connection = pgMax
   ? { pool: new pg.Pool({ connectionString: url, max: Number(pgMax), connectionTimeoutMillis: 2_000, keepAlive: true }) }
   : { connectionString: url };
 const pgStore = storeKind === 'postgres' ? postgresStore({ ...connection, ...(ledger && { ledger: true as const }) }) : undefined;
-const base: Store = pgStore ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000, ...(ledger && { ledger: true as const }) }); // test keys clean themselves up;
+const sqlite = storeKind === 'sqlite' ? sqliteStore({ path: url, driver: Database, ...(ledger && { ledger: true as const }) }) : undefined;
+const base: Store =
+  pgStore ?? sqlite ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000, ...(ledger && { ledger: true as const }) }); // test keys clean themselves up;
 const store: Store =
   hangAt === 'after-claim'
     ? {

@@ -178,7 +178,7 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     expect(memory.code).toBe(2);
     expect(memory.stdout).toBe('');
     expect(memory.stderr).toMatch(
-      /^\[@payhook\/core\] payhook: the app's store keeps its ledger in memory \(memoryStore\), which lives in the app's own process: this command runs in another, and cannot read it\. Keep the ledger in Redis or Postgres: redisStore\(\{ url, ledger: true \}\) .* or postgresStore\(\{ connectionString, ledger: true \}\)/,
+      /^\[@payhook\/core\] payhook: the app's store keeps its ledger in memory \(memoryStore\), which lives in the app's own process: this command runs in another, and cannot read it\. Keep the ledger in Redis, Postgres or a SQLite file: redisStore\(\{ url, ledger: true \}\) .*, postgresStore\(\{ connectionString, ledger: true \}\) .*, or sqliteStore\(\{ path, ledger: true \}\)/,
     );
   }, 60_000);
 });

@@ -36,6 +36,7 @@ describe('release check: the packed packages', () => {
       '@payhook/reference',
       '@payhook/store-postgres',
       '@payhook/store-redis',
+      '@payhook/store-sqlite',
       '@payhook/store-upstash',
       '@payhook/testing',
     ]);

@@ -70,7 +70,7 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     );
   if (isMemoryLedger(ledger) && apart) {
     throw new UsageError(
-      "the app's store keeps its ledger in memory (memoryStore), which lives in the app's own process: this command runs in another, and cannot read it. Keep the ledger in Redis or Postgres: redisStore({ url, ledger: true }) from @payhook/store-redis or postgresStore({ connectionString, ledger: true }) from @payhook/store-postgres.",
+      "the app's store keeps its ledger in memory (memoryStore), which lives in the app's own process: this command runs in another, and cannot read it. Keep the ledger in Redis, Postgres or a SQLite file: redisStore({ url, ledger: true }) from @payhook/store-redis, postgresStore({ connectionString, ledger: true }) from @payhook/store-postgres, or sqliteStore({ path, ledger: true }) from @payhook/store-sqlite.",
     );
   }
   const query = (): LedgerQuery => ({

@@ -1,0 +1,94 @@
+export const NAME = '[@payhook/store-sqlite]';
+
+/** What the store asks of a statement: the part `node:sqlite` and better-sqlite3 share. */
+export interface Statement {
+  run(...params: unknown[]): { changes: number | bigint };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+
+/** What the store asks of a database connection. */
+export interface Connection {
+  exec(sql: string): unknown;
+  prepare(sql: string): Statement;
+  close(): unknown;
+}
+
+/**
+ * A driver: a class whose `new Driver(path)` opens a database file. `node:sqlite`'s `DatabaseSync`
+ * and better-sqlite3's `Database` both are.
+ */
+export type SqliteDriver = new (path: string) => Connection;
+
+/**
+ * `driver`, or `node:sqlite`'s DatabaseSync where this runtime has it (Node 22.13 and later, and
+ * 22.5 with --experimental-sqlite); otherwise the error that says to install better-sqlite3.
+ */
+export function driverOf(driver: unknown): SqliteDriver {
+  if (driver !== undefined) {
+    if (typeof driver === 'function') return driver as SqliteDriver;
+    throw new TypeError(
+      `${NAME} driver must be better-sqlite3's Database class (import Database from 'better-sqlite3') or node:sqlite's DatabaseSync; got ${typeof driver}.`,
+    );
+  }
+  const builtin = builtinSqlite();
+  if (builtin) return builtin;
+  throw new TypeError(
+    `${NAME} this runtime has no node:sqlite (Node ${typeof process === 'object' ? process.version : '?'}; it came without a flag in Node 22.13). ` +
+      "Install better-sqlite3 12 and pass it: import Database from 'better-sqlite3'; sqliteStore({ path, driver: Database }).",
+  );
+}
+
+function builtinSqlite(): SqliteDriver | undefined {
+  try {
+    // getBuiltinModule: Node 20.16 and 22.3 on; it never touches the file system or a bundler.
+    const get = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+    return (get?.('node:sqlite') as { DatabaseSync?: SqliteDriver } | undefined)?.DatabaseSync;
+  } catch {
+    // Node 22.5 to 22.12 without --experimental-sqlite: no such module.
+    return undefined;
+  }
+}
+
+/**
+ * Opens `path` for the store: WAL, so readers never wait for the writer and several processes
+ * share the file; synchronous=FULL, so a commit is on disk before the store answers (a claim before
+ * its handler runs, a done record before the 200), across a crash of the process or the machine;
+ * busy_timeout, so a writer waits that long for another process's write instead of failing at once.
+ */
+export function openDatabase(Driver: SqliteDriver, path: string, busyTimeoutMs: number): Connection {
+  let db: Connection;
+  try {
+    db = new Driver(path);
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new Error(
+      `${NAME} could not open ${JSON.stringify(path)} (${reason}). Check that its directory exists and that this process may write there (the store also writes ${path}-wal and ${path}-shm beside it).`,
+      { cause },
+    );
+  }
+  db.exec(`PRAGMA busy_timeout = ${Math.ceil(busyTimeoutMs)}`);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = FULL');
+  return db;
+}
+
+/**
+ * Runs `fn` in a write transaction: BEGIN IMMEDIATE takes the file's write lock first, so two
+ * processes never both read a key free and both claim it.
+ */
+export function inTransaction<T>(db: Connection, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // The transaction may already be gone (SQLite rolls back on some errors by itself).
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,1 @@
+export { sqliteStore, type SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
