@@ -51,6 +51,7 @@ export const alias = [
   { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
   { find: /^@payhook\/testing\/(store|ledger)$/, replacement: `${packages}testing/src/$1.ts` },
   { find: /^@payhook\/store-redis\/scripts$/, replacement: `${packages}store-redis/src/scripts.ts` },
+  { find: /^@payhook\/store-sqlite\/sql$/, replacement: `${packages}store-sqlite/src/sql.ts` },
   { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
   { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },
   { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },

@@ -43,7 +43,7 @@ CREATE INDEX IF NOT EXISTS "${t}_refused" ON "${t}" (refused, id);
 CREATE INDEX IF NOT EXISTS "${t}_dead" ON "${t}" (id) WHERE dead = 1;
 `;
 
-/** The claims' statements, prepared once (the table made first). */
+/** The claims' statements, prepared once (the table made first). Every write returns a row per row it changed. */
 export function claimStatements(db: Connection, t: string) {
   db.exec(claimsSchema(t));
   const live = `key = ? AND state = 'claimed' AND token = ? AND lease_until > ?`;
@@ -52,15 +52,15 @@ export function claimStatements(db: Connection, t: string) {
     claim: db.prepare(
       `INSERT INTO "${t}" (key, state, attempt, token, lease_until, outcome, completed_at, expires_at) VALUES (?, 'claimed', ?, ?, ?, NULL, NULL, ?)
        ON CONFLICT (key) DO UPDATE SET state = 'claimed', attempt = excluded.attempt, token = excluded.token,
-         lease_until = excluded.lease_until, outcome = NULL, completed_at = NULL, expires_at = excluded.expires_at`,
+         lease_until = excluded.lease_until, outcome = NULL, completed_at = NULL, expires_at = excluded.expires_at RETURNING 1`,
     ),
     // The token stays on a done record: completing again with it is not an error.
     complete: db.prepare(
-      `UPDATE "${t}" SET state = 'done', outcome = ?, completed_at = ?, expires_at = ?, lease_until = NULL WHERE ${live}`,
+      `UPDATE "${t}" SET state = 'done', outcome = ?, completed_at = ?, expires_at = ?, lease_until = NULL WHERE ${live} RETURNING 1`,
     ),
     completedBy: db.prepare(`SELECT 1 FROM "${t}" WHERE key = ? AND state = 'done' AND token = ? AND expires_at > ?`),
-    release: db.prepare(`UPDATE "${t}" SET state = 'released', token = NULL, lease_until = NULL, expires_at = ? WHERE ${live}`),
-    extend: db.prepare(`UPDATE "${t}" SET lease_until = ?, expires_at = max(expires_at, ?) WHERE ${live}`),
-    purge: db.prepare(`DELETE FROM "${t}" WHERE key IN (SELECT key FROM "${t}" WHERE expires_at <= ? LIMIT ?)`),
+    release: db.prepare(`UPDATE "${t}" SET state = 'released', token = NULL, lease_until = NULL, expires_at = ? WHERE ${live} RETURNING 1`),
+    extend: db.prepare(`UPDATE "${t}" SET lease_until = ?, expires_at = max(expires_at, ?) WHERE ${live} RETURNING 1`),
+    purge: db.prepare(`DELETE FROM "${t}" WHERE key IN (SELECT key FROM "${t}" WHERE expires_at <= ? LIMIT ?) RETURNING 1`),
   };
 }

@@ -1,7 +1,7 @@
 import { DEFAULT_RETENTION_MS, ledgerSettings, storeLog } from '@payhook/core/store';
-import type { ClaimResult, CompleteOptions, Ledger, LedgerOptions, Outcome, Store, StoreRecord } from '@payhook/core/store';
+import type { CompleteOptions, Ledger, LedgerOptions, Store } from '@payhook/core/store';
 import { driverOf, inTransaction, NAME, openDatabase } from './driver.js';
-import { claimStatements } from './schema.js';
+import { claimsOver, outcomeOf } from './claims.js';
 import { sqliteLedger } from './sqlite-ledger.js';
 
 export interface SqliteStoreOptions {
@@ -35,16 +35,6 @@ export interface SqliteStore extends Store {
   /** Stops the hourly purge and closes the file. */
   close(): Promise<void>;
   readonly ledger?: Ledger;
-}
-
-interface Row {
-  state: 'claimed' | 'released' | 'done';
-  attempt: number;
-  token: string | null;
-  lease_until: number | null;
-  outcome: Outcome | 'failed' | null;
-  completed_at: number | null;
-  expires_at: number;
 }
 
 const HOUR = 60 * 60 * 1000;
@@ -81,7 +71,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const settings = options.ledger ? ledgerSettings(options.ledger, NAME, 100_000) : undefined;
   const now = options.now ?? Date.now;
   const db = openDatabase(driverOf(options.driver), path, busyTimeoutMs);
-  const sql = claimStatements(db, table);
+  const claims = claimsOver(db, { table, now, transaction: (fn) => inTransaction(db, fn) });
   const log = storeLog();
   let closed = false;
 
@@ -100,7 +90,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     }
   };
 
-  const purgeExpired = (limit = 1_000) => call('purge', table, () => Number(sql.purge.run(now(), limit).changes));
+  const purgeExpired = (limit = 1_000) => call('purge', table, () => claims.purge(limit));
   const purging = setInterval(() => {
     purgeExpired().catch((error: Error) =>
       log.error(`${NAME} the hourly purge of ${path} failed (${error.message}); it runs again in an hour.`),
@@ -115,55 +105,21 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...(settings && { ledger: sqliteLedger(db, table, settings, { now, path, retentionMs }) }),
     claim(key, leaseMs) {
       const lease = positiveMs(leaseMs, 'leaseMs');
-      return call('claim', key, (): ClaimResult => {
-        const t = now();
-        return inTransaction(db, () => {
-          const row = sql.read.get(key) as Row | undefined;
-          const live = row !== undefined && row.expires_at > t ? row : undefined;
-          if (live?.state === 'done') return { status: 'done', outcome: outcomeOf(live.outcome), completedAt: live.completed_at! };
-          if (live?.state === 'claimed' && live.lease_until! > t) return { status: 'in-progress', leaseExpiresAt: live.lease_until! };
-          // A released or lapsed claim keeps its attempt count: the next run is a redelivery.
-          const attempt = (live?.attempt ?? 0) + 1;
-          const token = crypto.randomUUID();
-          sql.claim.run(key, attempt, token, t + lease, t + Math.max(retentionMs, lease));
-          return { status: 'claimed', token, attempt };
-        });
-      });
+      return call('claim', key, () => claims.claim(key, lease, retentionMs));
     },
     complete(key, token, opts: CompleteOptions = {}) {
       const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
-      return call('complete', key, () => {
-        const t = now();
-        if (Number(sql.complete.run(outcomeOf(opts.outcome), t, t + ttl, key, token, t).changes) === 1) return true;
-        // Idempotent for the token that completed it: a retried complete whose first answer was lost.
-        return sql.completedBy.get(key, token, t) !== undefined;
-      });
+      return call('complete', key, () => claims.complete(key, token, outcomeOf(opts.outcome), ttl));
     },
     release(key, token) {
-      return call('release', key, () => {
-        const t = now();
-        return Number(sql.release.run(t + retentionMs, key, token, t).changes) === 1;
-      });
+      return call('release', key, () => claims.release(key, token, retentionMs));
     },
     extend(key, token, leaseMs) {
       const lease = positiveMs(leaseMs, 'leaseMs');
-      return call('extend', key, () => {
-        const t = now();
-        // The record must outlive its lease, or a lapsed claim would forget its attempt count.
-        return Number(sql.extend.run(t + lease, t + lease, key, token, t).changes) === 1;
-      });
+      return call('extend', key, () => claims.extend(key, token, lease));
     },
     get(key) {
-      return call('read', key, (): StoreRecord | undefined => {
-        const t = now();
-        const row = sql.read.get(key) as Row | undefined;
-        if (!row || row.expires_at <= t) return undefined;
-        if (row.state === 'done')
-          return { state: 'done', attempt: row.attempt, outcome: outcomeOf(row.outcome), completedAt: row.completed_at! };
-        if (row.state === 'claimed' && row.lease_until! > t)
-          return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease_until! };
-        return { state: 'released', attempt: row.attempt };
-      });
+      return call('read', key, () => claims.get(key));
     },
     async close() {
       if (closed) return;
@@ -173,9 +129,6 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     },
   };
 }
-
-/** `rejected`, or `failed` as earlier versions named it, reads as `rejected`; anything else is `ok`. */
-const outcomeOf = (stored: unknown): Outcome => (stored === 'rejected' || stored === 'failed' ? 'rejected' : 'ok');
 
 function positiveMs(value: number, option: string): number {
   if (!(Number.isFinite(value) && value > 0)) {
