@@ -17,6 +17,8 @@ export interface Runs {
 export interface MatrixTarget {
   webhooks: string;
   runs: string;
+  /** How to reach it, when not by the global fetch: a Miniflare Worker's own fetcher (`mf.getWorker(name)`). */
+  fetch?: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
 export interface CaseOptions {
@@ -25,16 +27,16 @@ export interface CaseOptions {
 }
 
 /** POST an event, signed as its JSON text. */
-export async function post(url: string, event: object, secret = MATRIX_SECRET) {
+export async function post(url: string, event: object, secret = MATRIX_SECRET, via: MatrixTarget['fetch'] = fetch) {
   const { body, headers } = signedBody(event, { secret });
-  const response = await fetch(url, { method: 'POST', body: body as string, headers });
+  const response = await via(url, { method: 'POST', body: body as string, headers });
   return { status: response.status, text: await response.text() };
 }
 
 /** What the handler did for an event, and the store's record of it. */
 export async function runsOf(target: MatrixTarget, event: Parameters<typeof defaultDedupeKey>[0]): Promise<Runs> {
   const query = new URLSearchParams({ reference: event.reference, key: defaultDedupeKey(event) });
-  const response = await fetch(`${target.runs}?${query}`);
+  const response = await (target.fetch ?? fetch)(`${target.runs}?${query}`);
   expect(response.status).toBe(200);
   return (await response.json()) as Runs;
 }
@@ -95,7 +97,12 @@ export async function lateRuns(
  */
 export async function expectOnceAcross(instances: MatrixTarget[], copies = 20): Promise<void> {
   const event = createEvent('payment.success');
-  const answers = await Promise.all(Array.from({ length: copies }, (_, i) => post(instances[i % instances.length]!.webhooks, event)));
+  const answers = await Promise.all(
+    Array.from({ length: copies }, (_, i) => {
+      const instance = instances[i % instances.length]!;
+      return post(instance.webhooks, event, MATRIX_SECRET, instance.fetch);
+    }),
+  );
   for (const answer of answers) expect([200, 409]).toContain(answer.status);
   const runs = await Promise.all(instances.map((instance) => runsOf(instance, event)));
   expect(runs.reduce((sum, r) => sum + r.started, 0)).toBe(1);
