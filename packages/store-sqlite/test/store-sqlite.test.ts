@@ -94,6 +94,31 @@ describe('sqlite store specifics', () => {
     expect(errors.join('\n')).toContain(`[@payhook/store-sqlite] could not claim`);
   });
 
+  it('answers 503 within the budget while another connection holds the write lock, and claims once it lets go', async () => {
+    const path = file();
+    const store = sqliteStore({ path, driver, busyTimeoutMs: 200 });
+    const receiver = createReceiver({ secret: 'whsec_sqlite', store, budgetMs: 2_000, logger: { warn() {}, error() {} } }).on(
+      'payment.success',
+      () => {},
+    );
+    // Another program (or a stuck process) in the middle of a write transaction on the file.
+    const Driver = (driver ??
+      (process as unknown as { getBuiltinModule(id: string): { DatabaseSync: unknown } }).getBuiltinModule('node:sqlite')
+        .DatabaseSync) as new (
+      p: string,
+    ) => { exec(sql: string): unknown; close(): unknown };
+    const holder = new Driver(path);
+    holder.exec('BEGIN IMMEDIATE');
+    const event = createEvent('payment.success');
+    const started = performance.now();
+    expect((await receiver.handle(signedRequest(event, { secret: 'whsec_sqlite' }))).status).toBe(503);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    holder.exec('ROLLBACK');
+    holder.close();
+    expect((await receiver.handle(signedRequest(event, { secret: 'whsec_sqlite' }))).status).toBe(200);
+    await store.close();
+  });
+
   it('refuses a missing path, memory, a bad table name and a directory that does not exist, naming the fix', () => {
     expect(() => sqliteStore({ path: '', driver })).toThrow(/^\[@payhook\/store-sqlite\] path must be a database file.*memoryStore\(\)/);
     expect(() => sqliteStore({ path: ':memory:', driver })).toThrow(/path must be a database file/);
