@@ -27,6 +27,7 @@ const newest = {
   'pg-boss': versionOf('pg-boss'),
   '@upstash/redis': versionOf('@upstash/redis'),
   'better-sqlite3': versionOf('better-sqlite3'),
+  '@aws-sdk/client-dynamodb': versionOf('@aws-sdk/client-dynamodb'),
 };
 
 /**
@@ -86,6 +87,7 @@ export default defineConfig({
             { find: /^pg-boss$/, replacement: lowest('pg-boss-lowest') },
             { find: /^@upstash\/redis$/, replacement: lowest('@upstash/redis-lowest') },
             { find: /^better-sqlite3$/, replacement: lowest('better-sqlite3-lowest') },
+            { find: /^@aws-sdk\/client-dynamodb$/, replacement: lowest('@aws-sdk/client-dynamodb-lowest') },
           ],
         },
         test: {
@@ -94,6 +96,7 @@ export default defineConfig({
             'packages/store-redis/test/{store-redis,ledger-redis}.test.ts',
             'packages/store-upstash/test/store-upstash.test.ts',
             'packages/store-sqlite/test/store-sqlite.test.ts',
+            'packages/store-dynamodb/test/store-dynamodb.test.ts',
             'test/queue/conformance.test.ts',
             'test/peers.test.ts',
           ],
@@ -104,6 +107,7 @@ export default defineConfig({
               'pg-boss': versionOf('pg-boss-lowest'),
               '@upstash/redis': versionOf('@upstash/redis-lowest'),
               'better-sqlite3': versionOf('better-sqlite3-lowest'),
+              '@aws-sdk/client-dynamodb': versionOf('@aws-sdk/client-dynamodb-lowest'),
             },
           },
           maxWorkers: 2,

@@ -19,7 +19,11 @@ import { createReceiver, memoryStore, sign, type Store } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { dynamoStore } from '@payhook/store-dynamodb';
 import { sqliteStore } from '@payhook/store-sqlite';
+import dynalite from 'dynalite';
+import type { AddressInfo } from 'node:net';
 import { upstashStore } from '@payhook/store-upstash';
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -182,6 +186,39 @@ rows.push(
   rmSync(sqliteDir, { recursive: true, force: true });
 }
 
+// DynamoDB: dynalite (DynamoDB's API on an in-memory LevelDB) on loopback; round trips are the
+// requests the client sends, counted by a middleware.
+{
+  const server = dynalite({ createTableMs: 0 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const client = new DynamoDBClient({
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+  let requests = 0;
+  client.middlewareStack.add((next) => (args) => (requests++, next(args)), { step: 'finalizeRequest' });
+  await client.send(
+    new CreateTableCommand({
+      TableName: 'payhook-bench',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  rows.push(
+    ...(await bench('dynamodb (dynalite)', async () => ({
+      store: dynamoStore({ table: 'payhook-bench', client }),
+      trips: async () => requests,
+      done: async () => {},
+    }))),
+  );
+  pipeline.dynamodb = await receiverThroughput(dynamoStore({ table: 'payhook-bench', client }));
+  client.destroy();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
 // Upstash: the REST protocol over the same Redis, through the tests' bridge on loopback (no TLS,
 // no internet): the protocol's cost, not Upstash's. Round trips are the bridge's HTTP requests.
 const bridge = await startUpstashBridge(REDIS_URL);
@@ -236,7 +273,8 @@ Node ${process.version}, ${cpus().length} CPU (${cpus()[0]?.model.trim()}), Redi
 on loopback, ${SECONDS} s per figure. An event is one claim and one complete on a fresh key,
 as the receiver does for a new delivery; "in flight" is how many events run at once in one process.
 Round trips are counted at the server for Redis (\`INFO commandstats\` deltas of \`evalsha\`/\`eval\`,
-plus any other command the store's client sends), as HTTP requests at the bridge for Upstash, and
+plus any other command the store's client sends), as HTTP requests at the bridge for Upstash and
+by a middleware of the client for DynamoDB, and
 by wrapping \`pool.query\` for Postgres.
 
 | store | in flight | events/s | round trips / event | claim p50 (ms) | claim p99 (ms) |
@@ -250,7 +288,7 @@ ${rows
 
 Through the whole receiver (signature check, parse, claim, an empty handler, complete), 32 in
 flight: memory ${f(pipeline.memory!)}, Redis ${f(pipeline.redis!)}, SQLite ${f(pipeline.sqlite!)},
-Upstash over the bridge ${f(pipeline.upstash!)}, Postgres ${f(pipeline.postgres!)} events/s.
+Upstash over the bridge ${f(pipeline.upstash!)}, DynamoDB on dynalite ${f(pipeline.dynamodb!)}, Postgres ${f(pipeline.postgres!)} events/s.
 
 - Redis: 2 round trips per event (one \`EVALSHA\` to claim, one to complete), the target.
   Duplicates cost one round trip and write nothing.
@@ -261,6 +299,9 @@ Upstash over the bridge ${f(pipeline.upstash!)}, Postgres ${f(pipeline.postgres!
   same Redis (\`test/support/upstash-bridge.ts\`); a real database adds TLS and the round trip to
   its region, tens of milliseconds. Calls made in the same tick share one request
   (\`@upstash/redis\`'s auto-pipelining), so at 32 in flight an event costs fewer than 2 requests.
+- DynamoDB: one conditional write to claim and one to complete, against dynalite on loopback
+  (a JavaScript implementation on an in-memory LevelDB): the client's own cost (signing, JSON,
+  HTTP) and dynalite's, not DynamoDB's, whose writes take single-digit milliseconds in region.
 - Postgres: 2 round trips per event as well (one statement each). Its figures are bound by the
   commit's WAL flush (\`synchronous_commit=${syncCommit}\`): every claim and every done record is
   durable before it is answered, which is what makes a crash safe. Duplicates that find a live

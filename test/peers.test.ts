@@ -44,6 +44,13 @@ it.skipIf(!url)('runs the store and queue suites on the peer versions its projec
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    peers: { ioredis: string; bullmq: string; 'pg-boss': string; '@upstash/redis': string; 'better-sqlite3': string };
+    peers: {
+      ioredis: string;
+      bullmq: string;
+      'pg-boss': string;
+      '@upstash/redis': string;
+      'better-sqlite3': string;
+      '@aws-sdk/client-dynamodb': string;
+    };
   }
 }

@@ -34,6 +34,8 @@ describe('release check: the packed packages', () => {
       '@payhook/queue-bullmq',
       '@payhook/queue-pg-boss',
       '@payhook/reference',
+      '@payhook/store-durable-object',
+      '@payhook/store-dynamodb',
       '@payhook/store-postgres',
       '@payhook/store-redis',
       '@payhook/store-sqlite',

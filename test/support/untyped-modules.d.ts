@@ -1,3 +1,4 @@
+// Declarations for the dev dependencies that ship no types of their own.
 // The part of better-sqlite3 the tests and bench use: its Database class, passed to sqliteStore as
 // `driver` (the store asks no more of it than this). better-sqlite3 ships no types of its own.
 declare module 'better-sqlite3' {
@@ -12,4 +13,15 @@ declare module 'better-sqlite3' {
     exec(sql: string): this;
     close(): this;
   }
+}
+
+// dynalite ships no types: the part the DynamoDB store's tests use, a server to listen on loopback.
+declare module 'dynalite' {
+  import type { Server } from 'node:http';
+  export default function dynalite(options?: {
+    createTableMs?: number;
+    deleteTableMs?: number;
+    updateTableMs?: number;
+    path?: string;
+  }): Server;
 }

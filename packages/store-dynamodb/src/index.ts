@@ -1,0 +1,1 @@
+export { dynamoStore, type DynamoStore, type DynamoStoreOptions } from './dynamodb-store.js';
