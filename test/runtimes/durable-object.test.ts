@@ -1,23 +1,16 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { Store } from '@payhook/core';
 import { durableObjectStore } from '@payhook/store-durable-object';
 import { createReceiver } from '@payhook/core';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromRuntimes, wranglerBuild } from './wrangler-build.js';
 import { expectOnceAcross, type MatrixTarget, post, runsOf } from './cases.js';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET } from './app/matrix-app.mjs';
-
-const here = fileURLToPath(new URL('.', import.meta.url));
-const fromRuntimes = createRequire(join(here, 'package.json'));
-const wrangler = fromRuntimes.resolve('wrangler/bin/wrangler.js');
 
 type Fetcher = { fetch(url: string, init?: RequestInit): Promise<Response> };
 type Miniflare = { ready: Promise<URL>; getWorker(name: string): Promise<Fetcher>; dispose(): Promise<void> };
@@ -29,16 +22,7 @@ const workers: Record<'one' | 'two', Fetcher> = {} as never;
 let bundle = '';
 
 beforeAll(async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(out, 'config'), WRANGLER_SEND_METRICS: 'false', CI: '1' };
-  delete env.CLOUDFLARE_API_TOKEN;
-  const config = join(here, 'do-worker', 'wrangler.toml');
-  await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', join(out, 'dist'), '--config', config], {
-    env,
-    timeout: 60_000,
-  }).catch((e: { stdout?: string; stderr?: string }) => {
-    throw new Error(`[payhook tests] wrangler could not build the Worker:\n${e.stdout}\n${e.stderr}`);
-  });
-  bundle = readFileSync(join(out, 'dist', 'worker.js'), 'utf8');
+  bundle = await wranglerBuild('do-worker/wrangler.toml', out);
   const { Miniflare } = (await import(fromRuntimes.resolve('miniflare'))) as { Miniflare: new (o: object) => Miniflare };
   const worker = (name: string, durableObject: object) => ({
     name,

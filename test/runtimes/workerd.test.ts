@@ -1,23 +1,16 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { defaultDedupeKey } from '@payhook/core';
 import { createEvent, signedBody } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromRuntimes, wranglerBuild } from './wrangler-build.js';
 import { expectCoreCases, expectOnceAcross, type Runs } from './cases.js';
 import { requireRedis } from '../services.js';
 import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET, SLOW_HANDLER_MS } from './app/matrix-app.mjs';
 
-const here = fileURLToPath(new URL('.', import.meta.url));
-// wrangler and miniflare are the runtime package's, not the workspace root's.
-const fromRuntimes = createRequire(join(here, 'package.json'));
-const wrangler = fromRuntimes.resolve('wrangler/bin/wrangler.js');
 const COMPATIBILITY_DATE = '2026-04-20';
 const redisUrl = await requireRedis();
 
@@ -34,17 +27,7 @@ describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat'
   let bridge: UpstashBridge | undefined;
 
   beforeAll(async () => {
-    // A real `wrangler deploy --dry-run`: wrangler's own esbuild, conditions and checks, offline.
-    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(out, 'config'), WRANGLER_SEND_METRICS: 'false', CI: '1' };
-    delete env.CLOUDFLARE_API_TOKEN;
-    const config = join(here, 'worker', 'wrangler.toml');
-    await promisify(execFile)(process.execPath, [wrangler, 'deploy', '--dry-run', '--outdir', join(out, 'dist'), '--config', config], {
-      env,
-      timeout: 60_000,
-    }).catch((e: { stdout?: string; stderr?: string }) => {
-      throw new Error(`[payhook tests] wrangler could not build the Worker:\n${e.stdout}\n${e.stderr}`);
-    });
-    bundle = readFileSync(join(out, 'dist', 'worker.js'), 'utf8');
+    bundle = await wranglerBuild('worker/wrangler.toml', out);
     const { Miniflare } = (await import(fromRuntimes.resolve('miniflare'))) as { Miniflare: new (o: object) => Miniflare };
     if (redisUrl) bridge = await startUpstashBridge(redisUrl);
     const upstash = bridge ? { PAYHOOK_UPSTASH_URL: bridge.url, PAYHOOK_UPSTASH_TOKEN: bridge.token } : {};
