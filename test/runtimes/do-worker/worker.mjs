@@ -3,7 +3,7 @@
 // Object namespace: two isolates, each with memory of its own.
 import { memoryStore } from '@payhook/core';
 import { durableObjectStore, PayhookStoreObject } from '@payhook/store-durable-object';
-import { matrixFetch, matrixReceiver } from '../app/matrix-app.mjs';
+import { matrixFetch, matrixReceiver, SHARED_STORE_BUDGET_MS } from '../app/matrix-app.mjs';
 
 export { PayhookStoreObject };
 
@@ -41,6 +41,6 @@ export default {
     if (pathname === '/event') return event(new URL(request.url));
     const waitUntil = (work) => ctx.waitUntil(work);
     if (pathname.startsWith('/memory/')) return (onMemory ??= matrixFetch(matrixReceiver()))(request, waitUntil);
-    return (onStore ??= matrixFetch(matrixReceiver({ store })))(request, waitUntil);
+    return (onStore ??= matrixFetch(matrixReceiver({ store, budgetMs: SHARED_STORE_BUDGET_MS })))(request, waitUntil);
   },
 };
