@@ -15,10 +15,22 @@ const runtimes = join(import.meta.dirname, '..', 'test', 'runtimes');
 const fromRuntimes = createRequire(join(runtimes, 'package.json'));
 const out = mkdtempSync(join(tmpdir(), 'payhook-bench-do-'));
 try {
-  execFileSync(process.execPath, [fromRuntimes.resolve('wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', join(out, 'dist'), '--config', join(runtimes, 'do-worker', 'wrangler.toml')], {
-    env: { ...process.env, XDG_CONFIG_HOME: join(out, 'config'), WRANGLER_SEND_METRICS: 'false', CI: '1' },
-    stdio: 'ignore',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      fromRuntimes.resolve('wrangler/bin/wrangler.js'),
+      'deploy',
+      '--dry-run',
+      '--outdir',
+      join(out, 'dist'),
+      '--config',
+      join(runtimes, 'do-worker', 'wrangler.toml'),
+    ],
+    {
+      env: { ...process.env, XDG_CONFIG_HOME: join(out, 'config'), WRANGLER_SEND_METRICS: 'false', CI: '1' },
+      stdio: 'ignore',
+    },
+  );
   const { Miniflare } = await import(fromRuntimes.resolve('miniflare'));
   const mf = new Miniflare({
     modules: true,
@@ -51,7 +63,9 @@ try {
   await measure(8);
   for (const store of ['durable-object', 'memory']) {
     for (const concurrency of [1, 32]) {
-      console.log(`| ${store} (in the Worker) | ${concurrency} | ${Math.round(await measure(concurrency, store)).toLocaleString('en-US')} |`);
+      console.log(
+        `| ${store} (in the Worker) | ${concurrency} | ${Math.round(await measure(concurrency, store)).toLocaleString('en-US')} |`,
+      );
     }
   }
   await mf.dispose();

@@ -75,8 +75,10 @@ export function claimsOver(db: Connection, { table, now, transaction }: ClaimsOp
       const t = now();
       const row = sql.read.get(key) as Row | undefined;
       if (!row || row.expires_at <= t) return undefined;
-      if (row.state === 'done') return { state: 'done', attempt: row.attempt, outcome: outcomeOf(row.outcome), completedAt: row.completed_at! };
-      if (row.state === 'claimed' && row.lease_until! > t) return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease_until! };
+      if (row.state === 'done')
+        return { state: 'done', attempt: row.attempt, outcome: outcomeOf(row.outcome), completedAt: row.completed_at! };
+      if (row.state === 'claimed' && row.lease_until! > t)
+        return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease_until! };
       return { state: 'released', attempt: row.attempt };
     },
     purge(limit) {
