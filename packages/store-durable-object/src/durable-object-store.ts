@@ -1,4 +1,4 @@
-import { DEFAULT_RETENTION_MS } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, positiveMs, within } from '@payhook/core/store';
 import type { ClaimResult, Store, StoreRecord } from '@payhook/core/store';
 import { NAME, type StoreCall } from './protocol.js';
 
@@ -58,8 +58,8 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Store {
   if (!(Number.isInteger(shards) && shards >= 1 && shards <= 1024)) {
     throw new RangeError(`${NAME} shards must be a whole number from 1 to 1024; got ${shards}. Leave it unset for 16.`);
   }
-  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
-  const timeoutMs = positiveMs(options.timeoutMs ?? 2_000, 'timeoutMs');
+  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs', NAME);
+  const timeoutMs = positiveMs(options.timeoutMs ?? 2_000, 'timeoutMs', NAME);
   // Ids are kept per shard; stubs are not: a stub is an I/O object of the request that made it, and
   // workerd refuses it to any other request.
   const ids = new Map<number, unknown>();
@@ -75,6 +75,7 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Store {
       const response: Response = await within<Response>(
         timeoutMs,
         stubOf(body.key).fetch('https://payhook-store.internal/', { method: 'POST', body: JSON.stringify(body) }),
+        'the Durable Object',
       );
       const answer = (await response.json()) as { result?: unknown; error?: string };
       if (!response.ok) throw new Error(answer.error ?? `answered ${response.status}`);
@@ -91,10 +92,10 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Store {
   return {
     retentionMs,
     async claim(key, leaseMs) {
-      return (await call('claim', { op: 'claim', key, leaseMs: positiveMs(leaseMs, 'leaseMs'), retentionMs })) as ClaimResult;
+      return (await call('claim', { op: 'claim', key, leaseMs: positiveMs(leaseMs, 'leaseMs', NAME), retentionMs })) as ClaimResult;
     },
     async complete(key, token, opts = {}) {
-      const ttlMs = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
+      const ttlMs = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs', NAME);
       const outcome = opts.outcome === undefined || opts.outcome === 'ok' ? 'ok' : 'rejected';
       return (await call('complete', { op: 'complete', key, token, outcome, ttlMs })) === true;
     },
@@ -102,7 +103,7 @@ export function durableObjectStore(options: DurableObjectStoreOptions): Store {
       return (await call('release', { op: 'release', key, token, retentionMs })) === true;
     },
     async extend(key, token, leaseMs) {
-      return (await call('extend', { op: 'extend', key, token, leaseMs: positiveMs(leaseMs, 'leaseMs') })) === true;
+      return (await call('extend', { op: 'extend', key, token, leaseMs: positiveMs(leaseMs, 'leaseMs', NAME) })) === true;
     },
     async get(key) {
       return ((await call('read', { op: 'get', key })) ?? undefined) as StoreRecord | undefined;
@@ -120,19 +121,4 @@ function fnv1a(key: string): number {
   return hash >>> 0;
 }
 
-function within<T>(ms: number, promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from the Durable Object within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
 const describe = (value: unknown) => (value === undefined ? 'undefined (no such binding in env?)' : value === null ? 'null' : typeof value);
-
-function positiveMs(value: number, option: string): number {
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new RangeError(`${NAME} ${option} must be a positive number of milliseconds; got ${value}.`);
-  }
-  return Math.ceil(value);
-}

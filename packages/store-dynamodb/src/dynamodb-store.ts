@@ -6,8 +6,8 @@ import {
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { DEFAULT_RETENTION_MS } from '@payhook/core/store';
-import type { ClaimResult, Outcome, Store, StoreRecord } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, positiveMs, storedOutcome, within } from '@payhook/core/store';
+import type { ClaimResult, Store, StoreRecord } from '@payhook/core/store';
 
 const NAME = '[@payhook/store-dynamodb]';
 
@@ -58,8 +58,8 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
       `${NAME} table must be a DynamoDB table name (3 to 255 letters, digits, _ . -); got ${JSON.stringify(table ?? null)}. Create the table with partition key pk (String) and TTL on ttl (README), and pass its name.`,
     );
   }
-  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
-  const timeoutMs = positiveMs(options.timeoutMs ?? 2_000, 'timeoutMs');
+  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs', NAME);
+  const timeoutMs = positiveMs(options.timeoutMs ?? 2_000, 'timeoutMs', NAME);
   const prefix = options.prefix ?? '';
   const now = options.now ?? Date.now;
   const owned = !options.client;
@@ -70,7 +70,7 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
 
   async function send<T>(what: string, key: string, run: () => Promise<T>): Promise<T> {
     try {
-      return await within(timeoutMs, run());
+      return await within(timeoutMs, run(), 'DynamoDB');
     } catch (cause) {
       if (cause instanceof ConditionalCheckFailedException) throw cause;
       throw new Error(
@@ -101,7 +101,7 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
     client,
     retentionMs,
     async claim(key, leaseMs): Promise<ClaimResult> {
-      const lease = positiveMs(leaseMs, 'leaseMs');
+      const lease = positiveMs(leaseMs, 'leaseMs', NAME);
       for (let tries = 0; tries < 3; tries++) {
         const t = now();
         const token = crypto.randomUUID();
@@ -124,7 +124,7 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
         if (fresh) return { status: 'claimed', token, attempt: 1 };
         const item = await read('claim', key);
         if (item && num(item.ex) > t) {
-          if (item.st?.S === 'done') return { status: 'done', outcome: outcomeOf(item.oc?.S), completedAt: num(item.ca) };
+          if (item.st?.S === 'done') return { status: 'done', outcome: storedOutcome(item.oc?.S), completedAt: num(item.ca) };
           if (item.st?.S === 'claimed' && num(item.lu) > t) return { status: 'in-progress', leaseExpiresAt: num(item.lu) };
         }
         // Released, or a lease that lapsed: the next run is a redelivery, its attempt counted on.
@@ -143,7 +143,7 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
       );
     },
     async complete(key, token, opts = {}) {
-      const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
+      const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs', NAME);
       const t = now();
       const done = await write('complete', key, {
         ConditionExpression: held,
@@ -154,7 +154,7 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
           ':done': S('done'),
           ':tk': S(token),
           ':now': N(t),
-          ':oc': S(outcomeOf(opts.outcome)),
+          ':oc': S(storedOutcome(opts.outcome)),
           ...until(t + ttl),
         },
       });
@@ -180,7 +180,7 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
       return released !== false;
     },
     async extend(key, token, leaseMs) {
-      const lease = positiveMs(leaseMs, 'leaseMs');
+      const lease = positiveMs(leaseMs, 'leaseMs', NAME);
       const t = now();
       // The record's end moves with the lease, so a lapsed claim keeps its attempt count.
       const extended = await write('extend', key, {
@@ -202,7 +202,7 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
       const item = await read('read', key);
       if (!item || !(num(item.ex) > t)) return undefined;
       const attempt = num(item.att);
-      if (item.st?.S === 'done') return { state: 'done', attempt, outcome: outcomeOf(item.oc?.S), completedAt: num(item.ca) };
+      if (item.st?.S === 'done') return { state: 'done', attempt, outcome: storedOutcome(item.oc?.S), completedAt: num(item.ca) };
       if (item.st?.S === 'claimed' && num(item.lu) > t) return { state: 'claimed', attempt, leaseExpiresAt: num(item.lu) };
       return { state: 'released', attempt };
     },
@@ -211,8 +211,6 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
     },
   };
 }
-
-const outcomeOf = (stored: unknown): Outcome => (stored === 'rejected' || stored === 'failed' ? 'rejected' : 'ok');
 
 const reasonOf = (cause: unknown) => (cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)).slice(0, 300);
 
@@ -226,19 +224,4 @@ function fixFor(cause: unknown, table: string): string {
   }
   if (name === 'ValidationException') return `check that ${table}'s partition key is pk, of type String.`;
   return `check that DynamoDB is reachable from here (the client's region, AWS_REGION, and endpoint) and that ${table} exists.`;
-}
-
-function within<T>(ms: number, promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from DynamoDB within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
-function positiveMs(value: number, option: string): number {
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new RangeError(`${NAME} ${option} must be a positive number of milliseconds; got ${value}.`);
-  }
-  return Math.ceil(value);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@payhook/core';
-import { DEFAULT_RETENTION_MS, ledgerSettings, storeLog, type LedgerOptions } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, ledgerSettings, storedOutcome, storeLog, type LedgerOptions } from '@payhook/core/store';
 import type { EventHandler, PaymentEventName, Store } from '@payhook/core';
 import type { ClaimResult, CompleteOptions, StoreRecord } from '@payhook/core/store';
 import type pg from 'pg';
@@ -10,7 +10,7 @@ import { postgresLedger } from './ledger/postgres-ledger.js';
 import { createPool, hearIdleErrors, warnIfNotDurable } from './own-pool.js';
 import { periodicPurge, purgeExpired, type PurgeOptions } from './purge.js';
 import { DEFAULT_TABLE, quoteTable } from './schema.js';
-import { columnOf, outcomeOf, storeStatements } from './store-statements.js';
+import { columnOf, storeStatements } from './store-statements.js';
 import { NAME, positiveMs, storeError } from './store-error.js';
 import { transactionalHandler, type TransactionalEffect } from './transactional.js';
 
@@ -167,7 +167,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       );
       const row = rows[0];
       if (row?.status === 'claimed') return { status: 'claimed', token, attempt: row.attempt };
-      if (row?.status === 'done') return { status: 'done', outcome: outcomeOf(row.outcome), completedAt: row.at ?? 0 };
+      if (row?.status === 'done') return { status: 'done', outcome: storedOutcome(row.outcome), completedAt: row.at ?? 0 };
       // No row: another claim inserted the key after this statement's snapshot, so it is in progress.
       return { status: 'in-progress', leaseExpiresAt: row?.at ?? Date.now() + lease };
     },
@@ -194,7 +194,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const row = rows[0];
       if (!row) return undefined;
       if (row.state === 'done') {
-        return { state: 'done', attempt: row.attempt, outcome: outcomeOf(row.outcome), completedAt: row.completed_at ?? 0 };
+        return { state: 'done', attempt: row.attempt, outcome: storedOutcome(row.outcome), completedAt: row.completed_at ?? 0 };
       }
       // A claim whose lease has lapsed is as good as released: the next claim takes it over.
       if (row.state === 'claimed' && row.leased) return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease ?? 0 };

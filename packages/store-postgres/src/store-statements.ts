@@ -96,6 +96,3 @@ export function storeStatements(t: string) {
  * process of an earlier version reads a new record as it always did.
  */
 export const columnOf = (outcome: Outcome | undefined): 'ok' | 'failed' => (outcome === undefined || outcome === 'ok' ? 'ok' : 'failed');
-
-/** A done record's outcome from its column: 'failed' (and 'rejected', should a later schema allow it) is `rejected`. */
-export const outcomeOf = (column: string | null): Outcome => (column === 'failed' || column === 'rejected' ? 'rejected' : 'ok');

@@ -1,5 +1,3 @@
-import type { Outcome } from '@payhook/core/store';
-
 /*
  * The Lua scripts behind the Redis store. Each record lives in two keys that share a hash tag,
  * so every script touches one Cluster slot:
@@ -83,10 +81,3 @@ local lease = -1
 if pttl > 0 then lease = now() + pttl end
 return {rec[1], rec[2], rec[3], rec[4], lease}
 `;
-
-/**
- * A done record's `outcome` field, written or read: `rejected` (a handler threw NonRetriableError)
- * or `ok`. Records written by earlier versions, kept as long as the retention (30 days by
- * default), name it `failed`: they read as `rejected`.
- */
-export const outcomeOf = (stored: unknown): Outcome => (stored === 'rejected' || stored === 'failed' ? 'rejected' : 'ok');

@@ -1,10 +1,10 @@
-import { DEFAULT_RETENTION_MS, ledgerSettings, storeLog } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, ledgerSettings, positiveMs, storeLog } from '@payhook/core/store';
 import type { Store } from '@payhook/core';
 import type { Ledger, LedgerOptions } from '@payhook/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { createClient, readiness, warnIfNotDurable } from './redis-client.js';
 import { redisLedger } from './redis-ledger.js';
-import { positiveMs, scriptedStore } from './scripted-store.js';
+import { scriptedStore } from './scripted-store.js';
 
 const NAME = '[@payhook/store-redis]';
 

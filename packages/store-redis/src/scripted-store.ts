@@ -1,5 +1,6 @@
+import { positiveMs, storedOutcome } from '@payhook/core/store';
 import type { ClaimResult, CompleteOptions, Store, StoreRecord } from '@payhook/core/store';
-import { CLAIM_SCRIPT, COMPLETE_SCRIPT, EXTEND_SCRIPT, GET_SCRIPT, outcomeOf, RELEASE_SCRIPT } from './lua.js';
+import { CLAIM_SCRIPT, COMPLETE_SCRIPT, EXTEND_SCRIPT, GET_SCRIPT, RELEASE_SCRIPT } from './lua.js';
 
 /** One of the store's Lua scripts: a name a client may register it under, and its source. */
 export interface StoreScript {
@@ -72,12 +73,12 @@ export function scriptedStore(
         unknown?,
       ];
       if (r[0] === 'claimed') return { status: 'claimed', token, attempt: Number(r[1]) };
-      if (r[0] === 'done') return { status: 'done', outcome: outcomeOf(r[1]), completedAt: Number(r[2]) };
+      if (r[0] === 'done') return { status: 'done', outcome: storedOutcome(r[1]), completedAt: Number(r[2]) };
       return { status: 'in-progress', leaseExpiresAt: Number(r[1]) };
     },
     async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
       const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs', name);
-      return Number(await call('complete', key, STORE_SCRIPTS.complete, [token, ttl, outcomeOf(opts.outcome ?? 'ok')])) === 1;
+      return Number(await call('complete', key, STORE_SCRIPTS.complete, [token, ttl, storedOutcome(opts.outcome ?? 'ok')])) === 1;
     },
     async release(key: string, token: string): Promise<boolean> {
       return Number(await call('release', key, STORE_SCRIPTS.release, [token, retentionMs])) === 1;
@@ -91,7 +92,7 @@ export function scriptedStore(
       if (!r) return undefined;
       const [state, attempt, outcome, completedAt, leaseExpiresAt] = r;
       if (state === 'done') {
-        return { state: 'done', attempt: Number(attempt), outcome: outcomeOf(outcome), completedAt: Number(completedAt) };
+        return { state: 'done', attempt: Number(attempt), outcome: storedOutcome(outcome), completedAt: Number(completedAt) };
       }
       // A claim whose lease key is gone has lapsed: as good as released, and the next claim takes it over.
       const lease = Number(leaseExpiresAt);
@@ -99,12 +100,4 @@ export function scriptedStore(
       return { state: 'released', attempt: Number(attempt) };
     },
   };
-}
-
-/** `value` as whole milliseconds, or the error that names the option. */
-export function positiveMs(value: number, option: string, name: string): number {
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new RangeError(`${name} ${option} must be a positive number of milliseconds; got ${value}.`);
-  }
-  return Math.ceil(value);
 }

@@ -4,7 +4,6 @@
  * Valkey GLIDE. It loads no Redis client of its own.
  */
 export {
-  positiveMs,
   scriptedStore,
   STORE_SCRIPTS,
   type ScriptedStoreOptions,

@@ -1,3 +1,4 @@
+import { storedOutcome } from '@payhook/core/store';
 import type { ClaimResult, Outcome, StoreRecord } from '@payhook/core/store';
 import type { Connection } from './driver.js';
 import { claimStatements } from './schema.js';
@@ -47,7 +48,7 @@ export function claimsOver(db: Connection, { table, now, transaction }: ClaimsOp
       return transaction((): ClaimResult => {
         const row = sql.read.get(key) as Row | undefined;
         const live = row !== undefined && row.expires_at > t ? row : undefined;
-        if (live?.state === 'done') return { status: 'done', outcome: outcomeOf(live.outcome), completedAt: live.completed_at! };
+        if (live?.state === 'done') return { status: 'done', outcome: storedOutcome(live.outcome), completedAt: live.completed_at! };
         if (live?.state === 'claimed' && live.lease_until! > t) return { status: 'in-progress', leaseExpiresAt: live.lease_until! };
         // A released or lapsed claim keeps its attempt count: the next run is a redelivery.
         const attempt = (live?.attempt ?? 0) + 1;
@@ -58,7 +59,7 @@ export function claimsOver(db: Connection, { table, now, transaction }: ClaimsOp
     },
     complete(key, token, outcome, ttlMs) {
       const t = now();
-      if (wrote(sql.complete.all(outcomeOf(outcome), t, t + ttlMs, key, token, t))) return true;
+      if (wrote(sql.complete.all(storedOutcome(outcome), t, t + ttlMs, key, token, t))) return true;
       // Idempotent for the token that completed it: a retried complete whose first answer was lost.
       return sql.completedBy.get(key, token, t) !== undefined;
     },
@@ -76,7 +77,7 @@ export function claimsOver(db: Connection, { table, now, transaction }: ClaimsOp
       const row = sql.read.get(key) as Row | undefined;
       if (!row || row.expires_at <= t) return undefined;
       if (row.state === 'done')
-        return { state: 'done', attempt: row.attempt, outcome: outcomeOf(row.outcome), completedAt: row.completed_at! };
+        return { state: 'done', attempt: row.attempt, outcome: storedOutcome(row.outcome), completedAt: row.completed_at! };
       if (row.state === 'claimed' && row.lease_until! > t)
         return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease_until! };
       return { state: 'released', attempt: row.attempt };
@@ -86,6 +87,3 @@ export function claimsOver(db: Connection, { table, now, transaction }: ClaimsOp
     },
   };
 }
-
-/** `rejected`, or `failed` as earlier versions named it, reads as `rejected`; anything else is `ok`. */
-export const outcomeOf = (stored: unknown): Outcome => (stored === 'rejected' || stored === 'failed' ? 'rejected' : 'ok');

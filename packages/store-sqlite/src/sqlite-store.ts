@@ -1,7 +1,7 @@
-import { DEFAULT_RETENTION_MS, ledgerSettings, storeLog } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, ledgerSettings, positiveMs, storedOutcome, storeLog } from '@payhook/core/store';
 import type { CompleteOptions, Ledger, LedgerOptions, Store } from '@payhook/core/store';
 import { driverOf, inTransaction, NAME, openDatabase } from './driver.js';
-import { claimsOver, outcomeOf } from './claims.js';
+import { claimsOver } from './claims.js';
 import { sqliteLedger } from './sqlite-ledger.js';
 
 export interface SqliteStoreOptions {
@@ -66,8 +66,8 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       `${NAME} table must be a plain SQL name (letters, digits, _; at most 55 characters); got ${JSON.stringify(table)}.`,
     );
   }
-  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs');
-  const busyTimeoutMs = positiveMs(options.busyTimeoutMs ?? 2_000, 'busyTimeoutMs');
+  const retentionMs = positiveMs(options.retentionMs ?? DEFAULT_RETENTION_MS, 'retentionMs', NAME);
+  const busyTimeoutMs = positiveMs(options.busyTimeoutMs ?? 2_000, 'busyTimeoutMs', NAME);
   const settings = options.ledger ? ledgerSettings(options.ledger, NAME, 100_000) : undefined;
   const now = options.now ?? Date.now;
   const db = openDatabase(driverOf(options.driver), path, busyTimeoutMs);
@@ -104,18 +104,18 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     purgeExpired,
     ...(settings && { ledger: sqliteLedger(db, table, settings, { now, path, retentionMs }) }),
     claim(key, leaseMs) {
-      const lease = positiveMs(leaseMs, 'leaseMs');
+      const lease = positiveMs(leaseMs, 'leaseMs', NAME);
       return call('claim', key, () => claims.claim(key, lease, retentionMs));
     },
     complete(key, token, opts: CompleteOptions = {}) {
-      const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
-      return call('complete', key, () => claims.complete(key, token, outcomeOf(opts.outcome), ttl));
+      const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs', NAME);
+      return call('complete', key, () => claims.complete(key, token, storedOutcome(opts.outcome), ttl));
     },
     release(key, token) {
       return call('release', key, () => claims.release(key, token, retentionMs));
     },
     extend(key, token, leaseMs) {
-      const lease = positiveMs(leaseMs, 'leaseMs');
+      const lease = positiveMs(leaseMs, 'leaseMs', NAME);
       return call('extend', key, () => claims.extend(key, token, lease));
     },
     get(key) {
@@ -128,11 +128,4 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
       db.close();
     },
   };
-}
-
-function positiveMs(value: number, option: string): number {
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new RangeError(`${NAME} ${option} must be a positive number of milliseconds; got ${value}.`);
-  }
-  return Math.ceil(value);
 }

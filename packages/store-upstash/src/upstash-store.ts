@@ -1,6 +1,6 @@
-import { DEFAULT_RETENTION_MS } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, positiveMs, within } from '@payhook/core/store';
 import type { Store } from '@payhook/core/store';
-import { positiveMs, scriptedStore, type StoreScript } from '@payhook/store-redis/scripts';
+import { scriptedStore, type StoreScript } from '@payhook/store-redis/scripts';
 import { Redis } from '@upstash/redis';
 
 const NAME = '[@payhook/store-upstash]';
@@ -53,7 +53,7 @@ export function upstashStore(options: UpstashStoreOptions): UpstashStore {
     name: NAME,
     prefix: options.prefix ?? 'payhook:',
     retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
-    run: (script, keys, args) => within(timeoutMs, evalScript(client, script, [...keys], [...args])),
+    run: (script, keys, args) => within(timeoutMs, evalScript(client, script, [...keys], [...args]), 'Upstash'),
     failure(what, key, cause) {
       const reason = brief(cause);
       return new Error(
@@ -124,15 +124,6 @@ async function evalScript(client: Redis, script: StoreScript, keys: string[], ar
     if (!/NOSCRIPT/i.test(error instanceof Error ? error.message : String(error))) throw error;
     return client.eval(script.lua, keys, args);
   }
-}
-
-/** `promise`, or an error once `ms` have passed without its answer. */
-function within<T>(ms: number, promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from Upstash within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** The error's first line, without the command @upstash/redis appends (the whole script and its keys). */
