@@ -81,10 +81,12 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
       );
     }
   }
-  /** A conditional write: true when the condition held and it was written, false when it did not. */
+  /** A conditional write: the attributes it returns when the condition held and it was written, false when it did not. */
   async function write(what: string, key: string, input: Omit<UpdateItemCommandInput, 'TableName' | 'Key'>): Promise<Item | false> {
     try {
-      const out = await send(what, key, () => client.send(new UpdateItemCommand({ TableName: table, Key: pk(key), ...input })));
+      // Every write sets `ttl`, a word DynamoDB reserves: it is named through #ttl.
+      const command = new UpdateItemCommand({ TableName: table, Key: pk(key), ExpressionAttributeNames: { '#ttl': 'ttl' }, ...input });
+      const out = await send(what, key, () => client.send(command));
       return out.Attributes ?? {};
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
@@ -95,7 +97,13 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
     (await send(what, key, () => client.send(new GetItemCommand({ TableName: table, Key: pk(key), ConsistentRead: true })))).Item;
   /** The values every write sets: the record's end, in ms for the store and in seconds for DynamoDB's TTL. */
   const until = (end: number) => ({ ':ex': N(end), ':ttl': N(Math.ceil(end / 1000)) });
-  const held = 'st = :claimed AND tk = :tk AND lu > :now';
+  /** A write by the holder of the claim: it lands only while `token` holds a lease that is live at `t`. */
+  const asHolder = (what: string, key: string, token: string, t: number, update: string, values: Item) =>
+    write(what, key, {
+      ConditionExpression: 'st = :claimed AND tk = :tk AND lu > :now',
+      UpdateExpression: update,
+      ExpressionAttributeValues: { ':claimed': S('claimed'), ':tk': S(token), ':now': N(t), ...values },
+    });
 
   return {
     client,
@@ -118,7 +126,6 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
         const fresh = await write('claim', key, {
           ConditionExpression: 'attribute_not_exists(pk) OR ex <= :now',
           UpdateExpression: `${set}, att = :one REMOVE oc, ca`,
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
           ExpressionAttributeValues: claimed,
         });
         if (fresh) return { status: 'claimed', token, attempt: 1 };
@@ -131,7 +138,6 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
         const again = await write('claim', key, {
           ConditionExpression: 'ex > :now AND (st = :released OR (st = :claimed AND lu <= :now))',
           UpdateExpression: `${set}, att = att + :one`,
-          ExpressionAttributeNames: { '#ttl': 'ttl' },
           ExpressionAttributeValues: { ...claimed, ':released': S('released') },
           ReturnValues: 'UPDATED_NEW',
         });
@@ -145,18 +151,10 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
     async complete(key, token, opts = {}) {
       const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs', NAME);
       const t = now();
-      const done = await write('complete', key, {
-        ConditionExpression: held,
-        UpdateExpression: 'SET st = :done, oc = :oc, ca = :now, ex = :ex, #ttl = :ttl REMOVE lu',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':claimed': S('claimed'),
-          ':done': S('done'),
-          ':tk': S(token),
-          ':now': N(t),
-          ':oc': S(storedOutcome(opts.outcome)),
-          ...until(t + ttl),
-        },
+      const done = await asHolder('complete', key, token, t, 'SET st = :done, oc = :oc, ca = :now, ex = :ex, #ttl = :ttl REMOVE lu', {
+        ':done': S('done'),
+        ':oc': S(storedOutcome(opts.outcome)),
+        ...until(t + ttl),
       });
       if (done) return true;
       // Idempotent for the token that completed it: a retried complete whose first answer was lost.
@@ -165,17 +163,9 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
     },
     async release(key, token) {
       const t = now();
-      const released = await write('release', key, {
-        ConditionExpression: held,
-        UpdateExpression: 'SET st = :released, ex = :ex, #ttl = :ttl REMOVE tk, lu',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':claimed': S('claimed'),
-          ':released': S('released'),
-          ':tk': S(token),
-          ':now': N(t),
-          ...until(t + retentionMs),
-        },
+      const released = await asHolder('release', key, token, t, 'SET st = :released, ex = :ex, #ttl = :ttl REMOVE tk, lu', {
+        ':released': S('released'),
+        ...until(t + retentionMs),
       });
       return released !== false;
     },
@@ -183,17 +173,9 @@ export function dynamoStore(options: DynamoStoreOptions): DynamoStore {
       const lease = positiveMs(leaseMs, 'leaseMs', NAME);
       const t = now();
       // The record's end moves with the lease, so a lapsed claim keeps its attempt count.
-      const extended = await write('extend', key, {
-        ConditionExpression: held,
-        UpdateExpression: 'SET lu = :lu, ex = :ex, #ttl = :ttl',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':claimed': S('claimed'),
-          ':tk': S(token),
-          ':now': N(t),
-          ':lu': N(t + lease),
-          ...until(t + Math.max(retentionMs, lease)),
-        },
+      const extended = await asHolder('extend', key, token, t, 'SET lu = :lu, ex = :ex, #ttl = :ttl', {
+        ':lu': N(t + lease),
+        ...until(t + Math.max(retentionMs, lease)),
       });
       return extended !== false;
     },
