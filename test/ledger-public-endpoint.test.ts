@@ -4,6 +4,9 @@
  * outliving its dead letter.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -11,6 +14,8 @@ import { createReceiver, NonRetriableError, type Store } from '@payhook/core';
 import type { Ledger } from '@payhook/core/store';
 import { redisStore } from '@payhook/store-redis';
 import { postgresStore } from '@payhook/store-postgres';
+import { sqliteStore } from '@payhook/store-sqlite';
+import Database from 'better-sqlite3';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { createLedgerWriter } from '../packages/core/src/observing/ledger-writer.js';
 import type { Trace } from '../packages/core/src/contracts/delivery.js';
@@ -228,5 +233,56 @@ describe.skipIf(!pgUrl)('postgres: the ledger behind a public endpoint', () => {
     );
     expect(Number(rows[0]!.ms)).toBeGreaterThan(31 * DAY - 60_000);
     expect(Number(rows[0]!.ms)).toBeLessThanOrEqual(31 * DAY + 1_000);
+  });
+});
+
+describe('sqlite: the ledger behind a public endpoint', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'payhook-public-sqlite-'));
+  let files = 0;
+  const open = (ledger: Parameters<typeof sqliteStore>[0]['ledger']) => {
+    const path = join(dir, `ledger-${++files}.db`);
+    return { path, store: sqliteStore({ path, driver: Database, ledger }) };
+  };
+  /** The file's size once its write-ahead log is folded in. */
+  const bytes = (path: string) => {
+    const db = new Database(path);
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    db.close();
+    return statSync(path).size;
+  };
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('stores under 1 KiB per refused 1 MiB body, trims refusals against maxRefusals, and keeps every accepted record and open dead letter', async () => {
+    const { path, store } = open({ maxEntries: 2, maxRefusals: 300 });
+    const run = await flood(store, 500);
+    const before = bytes(path);
+    await run.send();
+    const perRefusal = (bytes(path) - before) / 300;
+    const kept = await store.ledger!.list({ outcome: 'unauthorized', limit: 1000 });
+    console.info(
+      `[ledger-sqlite] 500 refused 1 MiB bodies of control characters: ${kept.length} kept, ${perRefusal.toFixed(0)} bytes of file per refusal kept`,
+    );
+    expect(kept.length).toBe(300);
+    expect(kept[0]!.body).toBeUndefined();
+    expect(perRefusal).toBeLessThan(1024);
+    expect(await run.survivors(store.ledger!)).toEqual({ ok: 1, dead: 1 });
+    await store.close();
+  });
+
+  it('writes the rest of a batch when SQLite refuses one record (a trigger that aborts it)', async () => {
+    const { path, store } = open(true);
+    const db = new Database(path);
+    db.exec(
+      `CREATE TRIGGER poison BEFORE INSERT ON payhook_deliveries_ledger WHEN NEW.reference = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned record'); END`,
+    );
+    db.close();
+    const { lines, honest, poison } = await oneBadRecord(store.ledger!);
+    expect({ honest, poison }).toEqual({ honest: 30, poison: false });
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /the ledger refused 1 of 31 records written together \(\[@payhook\/store-sqlite\] could not append records to the ledger .*poisoned record/,
+      ),
+    ]);
+    await store.close();
   });
 });
