@@ -68,9 +68,29 @@ export function openDatabase(Driver: SqliteDriver, path: string, busyTimeoutMs: 
     );
   }
   db.exec(`PRAGMA busy_timeout = ${Math.ceil(busyTimeoutMs)}`);
-  db.exec('PRAGMA journal_mode = WAL');
+  // Switching a file to WAL needs it to itself for a moment, and SQLite answers "database is locked"
+  // at once, without waiting busy_timeout, when several processes open a new file together (seen
+  // with 4 receivers starting at once): try again for up to busyTimeoutMs.
+  untilFree(() => db.exec('PRAGMA journal_mode = WAL'), busyTimeoutMs);
   db.exec('PRAGMA synchronous = FULL');
   return db;
+}
+
+/** `fn`, run again after a short pause while SQLite says the file is locked, for at most `ms`. */
+function untilFree(fn: () => unknown, ms: number): void {
+  const end = Date.now() + ms;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      fn();
+      return;
+    } catch (error) {
+      const busy = /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: unknown }).code} ${(error as Error).message}`);
+      if (!busy || Date.now() >= end) throw error;
+      // A synchronous pause: the store opens synchronously, once, when it is made.
+      Atomics.wait(pause, 0, 0, wait);
+    }
+  }
 }
 
 /**
