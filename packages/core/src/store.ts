@@ -34,6 +34,6 @@ export {
 } from './storage/ledger.js';
 export { systemClock, type Clock } from './base/clock.js';
 export { storeLog, type StoreLog } from './storage/store-log.js';
-export { positiveMs, storedOutcome, within } from './storage/store-kit.js';
+export { grouped, positiveMs, storedOutcome, within } from './storage/store-kit.js';
 export type { Log } from './base/logger.js';
 export { isNonRetriableError } from './base/errors.js';

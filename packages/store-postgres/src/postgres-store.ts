@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@payhook/core';
 import { DEFAULT_RETENTION_MS, ledgerSettings, storedOutcome, storeLog, type LedgerOptions } from '@payhook/core/store';
+import { groupedWrites, type Run } from './grouped-writes.js';
 import type { EventHandler, PaymentEventName, Store } from '@payhook/core';
 import type { ClaimResult, CompleteOptions, StoreRecord } from '@payhook/core/store';
 import type pg from 'pg';
@@ -136,19 +137,23 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const purge = periodicPurge(options.purge, host, options.clock);
 
   let durabilityChecked = options.checkDurability === false;
+  const run: Run = async (text, values) => {
+    await ensureTable();
+    if (!durabilityChecked) {
+      durabilityChecked = true;
+      void warnIfNotDurable(pool, log);
+    }
+    // Unnamed statements: named ones would break behind PgBouncer's transaction pooling.
+    return pool.query({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+  };
   async function query<R extends QueryResultRow>(what: string, key: string, text: string, values: unknown[]) {
     try {
-      await ensureTable();
-      if (!durabilityChecked) {
-        durabilityChecked = true;
-        void warnIfNotDurable(pool, log);
-      }
-      // Unnamed statements: named ones would break behind PgBouncer's transaction pooling.
-      return await pool.query<R>({ text, values, query_timeout: timeoutMs } as pg.QueryConfig);
+      return await run<R>(text, values);
     } catch (cause) {
       throw storeError(what, key, cause, table);
     }
   }
+  const writes = groupedWrites(run, SQL, retentionMs);
 
   const store: PostgresStore = {
     pool,
@@ -158,23 +163,19 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     ...(ledger && { ledger: postgresLedger(ledger, host, retentionMs) }),
     async claim(key: string, leaseMs: number): Promise<ClaimResult> {
       const lease = positiveMs(leaseMs, 'leaseMs');
-      const token = randomUUID();
-      const { rows } = await query<{ status: string; attempt: number; outcome: string | null; at: number | null }>(
-        'claim',
-        key,
-        SQL.claim,
-        [key, token, lease, Math.max(retentionMs, lease)],
-      );
-      const row = rows[0];
-      if (row?.status === 'claimed') return { status: 'claimed', token, attempt: row.attempt };
-      if (row?.status === 'done') return { status: 'done', outcome: storedOutcome(row.outcome), completedAt: row.at ?? 0 };
-      // No row: another claim inserted the key after this statement's snapshot, so it is in progress.
-      return { status: 'in-progress', leaseExpiresAt: row?.at ?? Date.now() + lease };
+      try {
+        return await writes.claim({ key, token: randomUUID(), lease });
+      } catch (cause) {
+        throw storeError('claim', key, cause, table);
+      }
     },
     async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
       const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs');
-      const { rows } = await query<{ held: boolean }>('complete', key, SQL.complete, [key, token, columnOf(opts.outcome), ttl]);
-      return rows[0]?.held === true;
+      try {
+        return await writes.complete({ key, token, outcome: columnOf(opts.outcome), ttl });
+      } catch (cause) {
+        throw storeError('complete', key, cause, table);
+      }
     },
     async release(key: string, token: string): Promise<boolean> {
       return (await query('release', key, SQL.release, [key, token, retentionMs])).rowCount === 1;

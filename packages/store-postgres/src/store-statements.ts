@@ -53,12 +53,75 @@ export function storeStatements(t: string) {
         RETURNING r.attempt
       ),
       won AS (SELECT attempt FROM inserted UNION ALL SELECT attempt FROM taken)
-      SELECT 'claimed' AS status, attempt, NULL::text AS outcome, NULL::float8 AS at FROM won
+      SELECT $1 AS key, 'claimed' AS status, attempt, NULL::text AS outcome, NULL::float8 AS at FROM won
       UNION ALL
-      SELECT CASE WHEN state = 'done' AND NOT free THEN 'done' ELSE 'in-progress' END, attempt, outcome,
+      SELECT $1, CASE WHEN state = 'done' AND NOT free THEN 'done' ELSE 'in-progress' END, attempt, outcome,
              CASE WHEN state = 'done' THEN ${ms('completed_at')} ELSE ${ms('lease_expires_at')} END
       -- Lost a race for a free key: someone else holds it now.
       FROM cur WHERE NOT EXISTS (SELECT 1 FROM won)`,
+    // The claims of one turn (`grouped()`), one statement and so one commit: the claim above for
+    // each of $1 (keys, distinct), $2 (tokens), $3 (leases), with retention $4. New keys are
+    // inserted in key order, so two processes' statements over the same new keys never wait on
+    // each other crosswise. Returns the key with each row; a key with no row is in progress.
+    claimMany: `
+      WITH req AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) AS q(key, token, lease)
+      ),
+      cur AS (
+        SELECT key, state, attempt, outcome, completed_at, lease_expires_at,
+               expires_at <= clock_timestamp()
+               OR state = 'released'
+               OR (state = 'claimed' AND lease_expires_at <= clock_timestamp()) AS free
+        FROM ${t} WHERE key = ANY($1::text[])
+      ),
+      inserted AS (
+        INSERT INTO ${t} (key, state, attempt, token, lease_expires_at, expires_at)
+        SELECT req.key, 'claimed', 1, req.token, ${after('req.lease')}, ${after('greatest(req.lease, $4::float8)')}
+        FROM req WHERE NOT EXISTS (SELECT 1 FROM cur WHERE cur.key = req.key)
+        ORDER BY req.key
+        ON CONFLICT (key) DO NOTHING
+        RETURNING key, attempt
+      ),
+      taken AS (
+        UPDATE ${t} AS r SET
+          state = 'claimed',
+          attempt = CASE WHEN r.expires_at <= clock_timestamp() THEN 1 ELSE r.attempt + 1 END,
+          token = req.token,
+          lease_expires_at = ${after('req.lease')},
+          outcome = NULL,
+          completed_at = NULL,
+          expires_at = ${after('greatest(req.lease, $4::float8)')}
+        FROM req
+        WHERE r.key = req.key
+          AND EXISTS (SELECT 1 FROM cur WHERE cur.key = r.key AND cur.free)
+          AND (r.expires_at <= clock_timestamp()
+               OR r.state = 'released'
+               OR (r.state = 'claimed' AND r.lease_expires_at <= clock_timestamp()))
+        RETURNING r.key, r.attempt
+      ),
+      won AS (SELECT key, attempt FROM inserted UNION ALL SELECT key, attempt FROM taken)
+      SELECT key, 'claimed' AS status, attempt, NULL::text AS outcome, NULL::float8 AS at FROM won
+      UNION ALL
+      SELECT key, CASE WHEN state = 'done' AND NOT free THEN 'done' ELSE 'in-progress' END, attempt, outcome,
+             CASE WHEN state = 'done' THEN ${ms('completed_at')} ELSE ${ms('lease_expires_at')} END
+      FROM cur WHERE NOT EXISTS (SELECT 1 FROM won WHERE won.key = cur.key)`,
+    // The done records of one turn, one statement: the complete below for each of $1 (keys), $2
+    // (tokens), $3 (outcome columns), $4 (ttls). Returns the positions (from 1) whose token held.
+    completeMany: `
+      WITH req AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) WITH ORDINALITY AS q(key, token, outcome, ttl, i)
+      ),
+      done AS (
+        UPDATE ${t} AS r SET state = 'done', outcome = req.outcome, completed_at = clock_timestamp(), lease_expires_at = NULL,
+          expires_at = ${after('req.ttl')}
+        FROM req
+        WHERE r.key = req.key AND r.token = req.token AND r.state = 'claimed' AND r.lease_expires_at > clock_timestamp()
+        RETURNING r.key, r.token
+      )
+      SELECT req.i::int AS i FROM req
+      WHERE EXISTS (SELECT 1 FROM done WHERE done.key = req.key AND done.token = req.token)
+         OR EXISTS (SELECT 1 FROM ${t} AS r WHERE r.key = req.key AND r.token = req.token AND r.state = 'done'
+                    AND r.expires_at > clock_timestamp())`,
     // Idempotent for the token that completed the record (the receiver completes again after transactional()).
     complete: `
       WITH done AS (
@@ -67,9 +130,8 @@ export function storeStatements(t: string) {
         WHERE ${held}
         RETURNING 1
       )
-      SELECT EXISTS (SELECT 1 FROM done)
-          OR EXISTS (SELECT 1 FROM ${t} WHERE key = $1 AND token = $2 AND state = 'done' AND expires_at > clock_timestamp())
-         AS held`,
+      SELECT 1 AS i WHERE EXISTS (SELECT 1 FROM done)
+          OR EXISTS (SELECT 1 FROM ${t} WHERE key = $1 AND token = $2 AND state = 'done' AND expires_at > clock_timestamp())`,
     release: `
       UPDATE ${t} SET state = 'released', token = NULL, lease_expires_at = NULL, expires_at = ${after('$3::float8')}
       WHERE ${held}`,
