@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { ClaimResult } from '@payhook/core/store';
 import { postgresStore } from '@payhook/store-postgres';
 import { requirePostgres } from '../../../test/services.js';
+import { sleep } from '../../../test/support/wait.js';
 
 const url = await requirePostgres();
 
@@ -106,8 +107,8 @@ describe.skipIf(!url)('postgres: claims and done records of one turn go as one s
       }
     }
     // New keys go in in key order, so two statements over the same keys wait in one direction only.
-    // The statistics collector reports with a short delay: read it after a pause.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Postgres's statistics reach pg_stat_database a moment after the fact, on the server's own schedule.
+    await sleep(600);
     expect(await deadlocks(), 'deadlocks Postgres broke').toBe(before);
   });
 
