@@ -7,6 +7,7 @@
  *
  *   node --import tsx bench/queue.ts                      # DATABASE_URL, REDIS_URL as for the tests
  *   BENCH_QUEUE_SLOW_DELIVERIES=0 BENCH_QUEUE_ENGINES=bullmq BENCH_QUEUE_WORKERS=1,4 BENCH_QUEUE_ROUNDS=1 node --import tsx bench/queue.ts
+ *   BENCH_QUEUE_SLOW_IN_FLIGHT=8 BENCH_QUEUE_IN_PROCESS=0 BENCH_QUEUE_EVENTS=0 node --import tsx bench/queue.ts   # the handoff's answer time only
  *
  * It runs the queue test children (test/queue/children/web.ts and worker.ts), each in its own Node
  * process, all on 127.0.0.1, each configuration on its own queue, store table and effects run,
@@ -48,6 +49,8 @@ const num = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const SLOW_DELIVERIES = num('BENCH_QUEUE_SLOW_DELIVERIES', 200);
 const SLOW_IN_FLIGHT = num('BENCH_QUEUE_SLOW_IN_FLIGHT', 50);
 const SLOW_HANDLER_MS = num('BENCH_QUEUE_SLOW_HANDLER_MS', 30_000);
+/** 0 leaves out the in-process receiver of part 1 (its answers take the 8 s budget each). */
+const IN_PROCESS = num('BENCH_QUEUE_IN_PROCESS', 1) !== 0;
 const EVENTS = num('BENCH_QUEUE_EVENTS', 3_000);
 const ROUNDS = num('BENCH_QUEUE_ROUNDS', 2);
 const IN_FLIGHT = num('BENCH_QUEUE_IN_FLIGHT', 64);
@@ -409,7 +412,7 @@ async function main() {
     log(`run ${RUN}: part 1, ${SLOW_DELIVERIES} deliveries at ${SLOW_IN_FLIGHT} in flight, handlers of ${SLOW_HANDLER_MS} ms`);
     const answers: AnswerRow[] = [];
     if (SLOW_DELIVERIES > 0) {
-      answers.push(await answerTime(effects, 'in-process receiver (answers 202 at its 8 s budget)', 'in-process'));
+      if (IN_PROCESS) answers.push(await answerTime(effects, 'in-process receiver (answers 202 at its 8 s budget)', 'in-process'));
       for (const engine of ENGINES)
         answers.push(await answerTime(effects, `${engine === 'bullmq' ? 'BullMQ' : 'pg-boss'} handoff (200 queued)`, engine));
     }
@@ -420,40 +423,42 @@ async function main() {
     const rows: ThroughputRow[] = [];
     // Rounds in alternating order (1 2 4, then 4 2 1; the engines interleaved), so that a machine
     // getting busier or quieter over the run does not pass for an effect of the worker count.
-    const order = WORKERS.flatMap((w) => ENGINES.map((e) => [e, w] as const));
+    const order = EVENTS > 0 ? WORKERS.flatMap((w) => ENGINES.map((e) => [e, w] as const)) : [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [engine, w] of round % 2 === 1 ? order : [...order].reverse()) rows.push(await throughput(effects, engine, w, round));
     }
 
     const totalSeconds = (performance.now() - t0) / 1000;
-    const inProcess = answers[0];
+    const inProcess = IN_PROCESS ? answers[0] : undefined;
     const out: string[] = [];
-    if (inProcess)
+    if (answers.length > 0)
       out.push(
         `Answer time, handlers of ${SLOW_HANDLER_MS / 1000} s: ${SLOW_DELIVERIES} deliveries, ${SLOW_IN_FLIGHT} in flight, keep-alive, loopback`,
         '',
       );
-    if (inProcess)
+    if (answers.length > 0)
       out.push('| receiver | p50 | p99 | answers | in-process / this, p50 | in-process / this, p99 |', '|---|---:|---:|---|---:|---:|');
     for (const a of answers) {
       const answersText =
         Object.entries(a.statuses)
           .map(([k, v]) => `${v} × ${k}`)
           .join(', ') + (a.errors ? `, ${a.errors} errors` : '');
-      const ratio = (x: number, y: number) => (a === inProcess ? '1' : `${fmt(x / y, 0)}x`);
+      const ratio = (x: number | undefined, y: number) => (a === inProcess ? '1' : x === undefined ? 'not run' : `${fmt(x / y, 0)}x`);
       out.push(
-        `| ${a.receiver} | ${ms(a.p50Ms)} | ${ms(a.p99Ms)} | ${answersText} | ${ratio(inProcess!.p50Ms, a.p50Ms)} | ${ratio(inProcess!.p99Ms, a.p99Ms)} |`,
+        `| ${a.receiver} | ${ms(a.p50Ms)} | ${ms(a.p99Ms)} | ${answersText} | ${ratio(inProcess?.p50Ms, a.p50Ms)} | ${ratio(inProcess?.p99Ms, a.p99Ms)} |`,
       );
     }
-    out.push(
-      '',
-      `Throughput: ${EVENTS.toLocaleString('en-US')} events per configuration, ${WEB_PROCESSES} web processes at ${IN_FLIGHT} in flight; workers of concurrency ${CONCURRENCY}, handler ${HANDLER_MS} ms with a transactional effect row; mean of ${ROUNDS} round(s) (each round's figure in brackets)`,
-      '',
-    );
-    out.push(
-      '| engine | workers | accepted/s | processed/s | processed/s vs 1 worker | processed / accepted |',
-      '|---|---:|---:|---:|---:|---:|',
-    );
+    if (rows.length > 0)
+      out.push(
+        '',
+        `Throughput: ${EVENTS.toLocaleString('en-US')} events per configuration, ${WEB_PROCESSES} web processes at ${IN_FLIGHT} in flight; workers of concurrency ${CONCURRENCY}, handler ${HANDLER_MS} ms with a transactional effect row; mean of ${ROUNDS} round(s) (each round's figure in brackets)`,
+        '',
+      );
+    if (rows.length > 0)
+      out.push(
+        '| engine | workers | accepted/s | processed/s | processed/s vs 1 worker | processed / accepted |',
+        '|---|---:|---:|---:|---:|---:|',
+      );
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const summary = ENGINES.flatMap((engine) =>
       WORKERS.map((workers) => {
@@ -464,7 +469,7 @@ async function main() {
       }),
     );
     const each = (xs: number[]) => (xs.length > 1 ? ` (${xs.map((x) => fmt(x)).join(', ')})` : '');
-    for (const r of summary) {
+    for (const r of rows.length > 0 ? summary : []) {
       const one = summary.find((x) => x.engine === r.engine && x.workers === 1);
       out.push(
         `| ${r.engine} | ${r.workers} | ${fmt(r.acceptedPerSecond)}${each(r.accepted)} | ${fmt(r.processedPerSecond)}${each(r.processed)} | ${one ? `${fmt(r.processedPerSecond / one.processedPerSecond, 2)}x` : 'n/a'} | ${fmt(r.processedPerSecond / r.acceptedPerSecond, 2)} |`,
