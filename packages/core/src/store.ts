@@ -35,5 +35,6 @@ export {
 export { systemClock, type Clock } from './base/clock.js';
 export { storeLog, type StoreLog } from './storage/store-log.js';
 export { grouped, positiveMs, storedOutcome, within } from './storage/store-kit.js';
+export { keyWatches, type KeyWatches, type StoreWatch } from './storage/key-watches.js';
 export type { Log } from './base/logger.js';
 export { isNonRetriableError } from './base/errors.js';

@@ -74,7 +74,7 @@ describe('past the budget, with the handler still running', () => {
   it('answers 409 to a copy still waiting for the running delivery at its budget, and the copy claims no more after', async () => {
     const clock = manualClock(0);
     const { store, calls } = spiedStore(clock);
-    // 375 ms: the copy's fifth claim (after pauses of 25, 50, 100 and 200 ms) falls due just as its budget ends.
+    // The copy claims twice at once (the second once its watch is on), then waits to be told.
     const receiver = createReceiver({ secret, clock, store, budgetMs: 375, logger: quiet });
     receiver.on('payment.success', () => clock.sleep(5_000));
     const event = createEvent('payment.success');
@@ -82,7 +82,7 @@ describe('past the budget, with the handler still running', () => {
     await clock.advance(375);
     expect(await Promise.all(answers.map(async (a) => text(await a)))).toEqual(['202 accepted', '409 in-progress']);
     await clock.advance(1_000);
-    expect(calls.filter((c) => c.startsWith('claim'))).toEqual(['claim@0', 'claim@0', 'claim@25', 'claim@75', 'claim@175']);
+    expect(calls.filter((c) => c.startsWith('claim'))).toEqual(['claim@0', 'claim@0', 'claim@0']);
   });
 });
 
@@ -116,10 +116,12 @@ describe('runs without a budget', () => {
     void runner.run(quick, info);
     void runner.run(slow, info);
     const copies = [watch(runner.run(quick, info)), watch(runner.run(slow, info))];
-    // Claims again after 25, 75, 175 and 375 ms; the next pause (400 ms) would end past 600 ms, two leases.
-    await clock.advance(374);
+    // Told when the quick one is done (300 ms); the slow one's copy gives up at two leases (600 ms).
+    await clock.advance(299);
     expect(copies.map((c) => c.settled)).toEqual([false, false]);
     await clock.advance(1);
+    expect(copies.map((c) => c.settled)).toEqual([true, false]);
+    await clock.advance(300);
     expect(copies.map((c) => c.settled)).toEqual([true, true]);
     const verdicts = await Promise.all(copies.map((c) => c.promise));
     expect(verdicts.map((v) => `${v.action} ${v.report.outcome}`)).toEqual(['complete duplicate', 'complete in-progress']);

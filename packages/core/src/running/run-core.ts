@@ -42,6 +42,7 @@ export function createRunCore(o: RunCoreOptions) {
   const settings: RunSettings = {
     ...o,
     ops: storeOps(o.store),
+    ...(o.store.watch && { watch: o.store.watch.bind(o.store) }),
     planFor,
     run,
     deadlines,

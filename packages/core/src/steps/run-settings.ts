@@ -4,12 +4,15 @@ import type { Deadlines } from '../base/deadlines.js';
 import type { Awaitable } from '../base/maybe-async.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
 import type { CompleteOptions, Outcome, StoreOps } from '../storage/store.js';
+import type { StoreWatch } from '../storage/key-watches.js';
 import type { DeliveryReport, DeliverySource, JobInfo } from '../contracts/delivery.js';
 import type { EventHandler, HandlerContext, Plan, RecordClient } from '../contracts/handling.js';
 
 /** What the claim-and-run step needs of the receiver. */
 export interface RunSettings {
   ops: StoreOps;
+  /** The store's watch on a running key, if it has one: a waiting copy is then told, not polling. */
+  watch?: (key: string) => Promise<StoreWatch>;
   /** The handlers of an event name, and whether they asked for the service's record. */
   planFor: (name: string) => Plan;
   /** Call handlers in order, without a promise while each answers synchronously. */

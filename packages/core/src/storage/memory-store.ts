@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../base/clock.js';
 import { ledgerSettings, type LedgerOptions } from './ledger.js';
 import { memoryLedger } from './memory-ledger.js';
 import { markMemoryStore } from './memory-store-warning.js';
+import { keyWatches } from './key-watches.js';
 import {
   SHORTEST_RETENTION_MS,
   STORE_SYNC,
@@ -61,6 +62,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const clock = options.clock ?? systemClock;
   const now = options.now ?? (options.clock ? clock.now : Date.now);
   const cache = new LRUCache<string, Entry>({ max: options.max ?? 100_000 });
+  // Copies waiting for a running key, told when it is completed or released.
+  const watches = keyWatches();
   // Unique per claim: a random prefix per store and a counter, cheaper than a UUID per claim.
   let tokenPrefix: string | undefined;
   let claims = 0;
@@ -105,6 +108,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       e.outcome = opts.outcome === undefined || opts.outcome === 'ok' ? 'ok' : 'rejected';
       e.completedAt = t;
       e.until = t + (opts.ttlMs ?? retentionMs);
+      if (watches.size > 0) watches.changed(key);
       return true;
     },
     release(key: string, token: string): boolean {
@@ -113,6 +117,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       if (!e) return false;
       e.state = 'released';
       e.until = t + retentionMs;
+      if (watches.size > 0) watches.changed(key);
       return true;
     },
     extend(key: string, token: string, leaseMs: number): boolean {
@@ -140,6 +145,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     release: async (key, token) => ops.release(key, token),
     extend: async (key, token, leaseMs) => ops.extend(key, token, leaseMs),
     get: async (key) => ops.get(key),
+    watch: async (key) => watches.watch(key),
     retentionMs,
     ...(options.ledger && {
       ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000, 1_000), now, {

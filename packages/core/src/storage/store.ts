@@ -1,4 +1,5 @@
 import type { Log } from '../base/logger.js';
+import type { StoreWatch } from './key-watches.js';
 import type { Ledger } from './ledger.js';
 
 /**
@@ -31,6 +32,13 @@ export interface Store {
   extend(key: string, token: string, leaseMs: number): Promise<boolean>;
   /** Read a key's record without changing it, for tests, dashboards and the reconciler. */
   get(key: string): Promise<StoreRecord | undefined>;
+  /**
+   * Watch a key another delivery is running: the promise resolves once the store is listening,
+   * and the watch tells when the key is completed or released, by any process sharing the store.
+   * A copy that waits for the running delivery (`onInProgress: 'wait'`) then claims again only when
+   * told, not on a timer. A store without it is asked again after growing pauses.
+   */
+  watch?(key: string): Promise<StoreWatch>;
   /** Free connections or timers, if the store holds any. */
   close?(): Promise<void>;
   /** The delivery ledger, when the store was created with a `ledger` option: the receiver records every delivery in it. */

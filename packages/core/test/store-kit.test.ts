@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grouped } from '@payhook/core/store';
+import { grouped, keyWatches } from '@payhook/core/store';
 
 /** A send that records each group it gets and answers each input doubled. */
 function recorder() {
@@ -52,5 +52,43 @@ describe('grouped(): one send for the calls of one turn', () => {
       throw new Error('thrown at once');
     });
     await expect(Promise.all([call(1), call(2)])).rejects.toThrow('thrown at once');
+  });
+});
+
+describe('keyWatches(): a copy told when a running key changes', () => {
+  it('resolves a waiting changed() when its key changes, and not for another key', async () => {
+    const watches = keyWatches();
+    const w = watches.watch('a');
+    let told = false;
+    const waiting = w.changed().then(() => (told = true));
+    watches.changed('b');
+    await Promise.resolve();
+    expect(told).toBe(false);
+    watches.changed('a');
+    await waiting;
+    expect(told).toBe(true);
+  });
+
+  it('remembers a change that came before changed() was called, once', async () => {
+    const watches = keyWatches();
+    const w = watches.watch('a');
+    watches.changed('a');
+    await w.changed();
+    let again = false;
+    void w.changed().then(() => (again = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(again).toBe(false);
+  });
+
+  it('wakes every watch with all(), and forgets a stopped one', async () => {
+    const watches = keyWatches();
+    const [a, b] = [watches.watch('a'), watches.watch('b')];
+    expect(watches.size).toBe(2);
+    b.stop();
+    expect(watches.size).toBe(1);
+    watches.all();
+    await a.changed();
+    a.stop();
+    expect(watches.size).toBe(0);
   });
 });
