@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '@payhook/core';
 import { DEFAULT_RETENTION_MS, ledgerSettings, storedOutcome, storeLog, type LedgerOptions } from '@payhook/core/store';
 import { groupedWrites, type Run } from './grouped-writes.js';
+import { channelOf, keyListener } from './listener.js';
 import type { EventHandler, PaymentEventName, Store } from '@payhook/core';
 import type { ClaimResult, CompleteOptions, StoreRecord } from '@payhook/core/store';
 import type pg from 'pg';
@@ -53,6 +54,13 @@ export interface PostgresStoreOptions {
    * process at a time. `false` if you schedule `store.purgeExpired()` yourself.
    */
   purge?: PurgeOptions | boolean;
+  /**
+   * Tell copies that wait for a running event when it ends, over `LISTEN`/`NOTIFY` on a connection
+   * of the store's own, so that they need not ask again and again. Default true. Turn it off
+   * behind a pooler in transaction mode (PgBouncer's `pool_mode = transaction`), which does not
+   * carry notifications: waiting copies then ask again after growing pauses.
+   */
+  listen?: boolean;
   /** @internal The purge's timers, for tests: a real, unref'd timer by default. */
   clock?: Clock;
 }
@@ -121,7 +129,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const pool = options.pool ?? createPool(options.connectionString, timeoutMs, log);
   // A pool of yours with no 'error' listener would end the process when an idle connection dies.
   if (options.pool) hearIdleErrors(options.pool, log);
-  const SQL = storeStatements(t);
+  const SQL = storeStatements(t, channelOf(table));
+  const listener = options.listen === false ? undefined : keyListener(pool, channelOf(table), timeoutMs, log);
 
   let schemaReady: Promise<void> | undefined;
   // Every use of the store goes through here: the first starts the purge.
@@ -207,6 +216,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         effect,
       );
     },
+    ...(listener && { watch: (key: string) => listener.watch(key) }),
     purgeExpired: (opts) => purgeExpired(host, opts),
     async createTable() {
       if (options.createTable === false) {
@@ -220,6 +230,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       await ensureTable();
     },
     async close() {
+      await listener?.close();
       await purge.stop();
       if (owned) await pool.end();
     },

@@ -5,12 +5,17 @@ import type { Outcome } from '@payhook/core/store';
  * purge.ts). Times come from the database clock (`clock_timestamp()`); durations are passed in
  * milliseconds.
  *
+ * A claim that ends (done or released) is told on `channel` with its key, at commit, for the
+ * copies that wait for it (listener.ts).
+ *
  * @example
- * const SQL = storeStatements('"payhook_deliveries"');
+ * const SQL = storeStatements('"payhook_deliveries"', channelOf('payhook_deliveries'));
  * await pool.query({ text: SQL.get, values: [key] });
  */
-export function storeStatements(t: string) {
+export function storeStatements(t: string, channel: string) {
   const ms = (col: string) => `floor(extract(epoch from ${col}) * 1000)::float8`;
+  // Told to the store's listeners at commit: the key's claim ended, a copy waiting for it looks again.
+  const told = (key: string) => `pg_notify('${channel}', ${key})`;
   const after = (param: string) => `clock_timestamp() + ${param} * interval '1 millisecond'`;
   const held = `key = $1 AND token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()`;
 
@@ -116,7 +121,7 @@ export function storeStatements(t: string) {
           expires_at = ${after('req.ttl')}
         FROM req
         WHERE r.key = req.key AND r.token = req.token AND r.state = 'claimed' AND r.lease_expires_at > clock_timestamp()
-        RETURNING r.key, r.token
+        RETURNING r.key, r.token, ${told('r.key')}
       )
       SELECT req.i::int AS i FROM req
       WHERE EXISTS (SELECT 1 FROM done WHERE done.key = req.key AND done.token = req.token)
@@ -128,13 +133,14 @@ export function storeStatements(t: string) {
         UPDATE ${t} SET state = 'done', outcome = $3, completed_at = clock_timestamp(), lease_expires_at = NULL,
           expires_at = ${after('$4::float8')}
         WHERE ${held}
-        RETURNING 1
+        RETURNING ${told('key')}
       )
       SELECT 1 AS i WHERE EXISTS (SELECT 1 FROM done)
           OR EXISTS (SELECT 1 FROM ${t} WHERE key = $1 AND token = $2 AND state = 'done' AND expires_at > clock_timestamp())`,
     release: `
       UPDATE ${t} SET state = 'released', token = NULL, lease_expires_at = NULL, expires_at = ${after('$3::float8')}
-      WHERE ${held}`,
+      WHERE ${held}
+      RETURNING ${told('key')}`,
     extend: `
       UPDATE ${t} SET lease_expires_at = ${after('$3::float8')}, expires_at = greatest(expires_at, ${after('$3::float8')})
       WHERE ${held}`,
@@ -146,7 +152,8 @@ export function storeStatements(t: string) {
     completeHeld: `
       UPDATE ${t} SET state = 'done', outcome = 'ok', completed_at = clock_timestamp(), lease_expires_at = NULL,
         expires_at = ${after('$3::float8')}
-      WHERE ${held}`,
+      WHERE ${held}
+      RETURNING ${told('key')}`,
   };
 }
 

@@ -35,12 +35,16 @@ if redis.call('GET', KEYS[2]) == ARGV[1] then return {'claimed', tonumber(redis.
 return {'in-progress', now() + redis.call('PTTL', KEYS[2])}
 `;
 
-/** ARGV: token, ttlMs, outcome. Returns 1 when the token holds the claim (or already completed it), else 0. */
+/**
+ * ARGV: token, ttlMs, outcome, and optionally a channel, where KEYS[1] is published for the copies
+ * waiting for it. Returns 1 when the token holds the claim (or already completed it), else 0.
+ */
 export const COMPLETE_SCRIPT = `${NOW}
 if redis.call('GET', KEYS[2]) == ARGV[1] then
   redis.call('HSET', KEYS[1], 'state', 'done', 'outcome', ARGV[3], 'completedAt', now(), 'token', ARGV[1])
   redis.call('DEL', KEYS[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[4] then redis.call('PUBLISH', ARGV[4], KEYS[1]) end
   return 1
 end
 -- Idempotent for the token that completed it: a retried complete whose first reply was lost.
@@ -49,13 +53,14 @@ if rec[1] == 'done' and rec[2] == ARGV[1] then return 1 end
 return 0
 `;
 
-/** ARGV: token, recordTtlMs. Returns 1 when released, 0 when the token does not hold the claim. */
+/** ARGV: token, recordTtlMs, and optionally a channel, as for complete. Returns 1 when released, 0 when the token does not hold the claim. */
 export const RELEASE_SCRIPT = `
 if redis.call('GET', KEYS[2]) == ARGV[1] then
   redis.call('DEL', KEYS[2])
   redis.call('HSET', KEYS[1], 'state', 'released')
   redis.call('HDEL', KEYS[1], 'token')
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if ARGV[3] then redis.call('PUBLISH', ARGV[3], KEYS[1]) end
   return 1
 end
 return 0

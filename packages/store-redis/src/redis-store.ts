@@ -3,6 +3,7 @@ import type { Store } from '@payhook/core';
 import type { Ledger, LedgerOptions } from '@payhook/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { createClient, readiness, warnIfNotDurable } from './redis-client.js';
+import { keyListener } from './redis-listener.js';
 import { redisLedger } from './redis-ledger.js';
 import { scriptedStore } from './scripted-store.js';
 
@@ -70,9 +71,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   let durabilityChecked = options.checkDurability === false;
 
   // Before the client: an option refused here must not leave a connection behind.
+  const channel = `${prefix}changes`;
   const scripts = scriptedStore({
     name: NAME,
     prefix,
+    channel,
     retentionMs,
     async run(script, keys, args) {
       await ready();
@@ -98,12 +101,15 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const owned = !options.client;
   const client = options.client ?? createClient(options.url, timeoutMs, log);
   const ready = readiness(client, timeoutMs);
+  const listener = keyListener(client, channel, timeoutMs, log);
   return {
     ...scripts,
     client,
     useLogger: log.use,
+    watch: (key) => listener.watch(`${prefix}{${key}}:rec`),
     ...(ledger && { ledger: redisLedger(client, prefix, ledger, ready, scripts.retentionMs) }),
     async close() {
+      await listener.close();
       if (!owned || client.status === 'end') return;
       await client.quit().catch(() => client.disconnect());
     },

@@ -12,8 +12,8 @@ export interface StoreScript {
 /** The five scripts, each over a record's two keys (`<prefix>{<key>}:rec`, `<prefix>{<key>}:lease`). */
 export const STORE_SCRIPTS = {
   claim: { name: 'payhookClaimV1', lua: CLAIM_SCRIPT },
-  complete: { name: 'payhookCompleteV1', lua: COMPLETE_SCRIPT },
-  release: { name: 'payhookReleaseV1', lua: RELEASE_SCRIPT },
+  complete: { name: 'payhookCompleteV2', lua: COMPLETE_SCRIPT },
+  release: { name: 'payhookReleaseV2', lua: RELEASE_SCRIPT },
   extend: { name: 'payhookExtendV1', lua: EXTEND_SCRIPT },
   get: { name: 'payhookGetV1', lua: GET_SCRIPT },
 } as const satisfies Record<string, StoreScript>;
@@ -35,6 +35,8 @@ export interface ScriptedStoreOptions {
   retentionMs: number;
   /** The error for a call that failed: `what` the store tried (claim, complete…) on `key`. */
   failure(what: string, key: string, cause: unknown): Error;
+  /** Where complete and release publish the record's key (`<prefix>{<key>}:rec`) for waiting copies: none when unset. */
+  channel?: string;
 }
 
 /**
@@ -47,6 +49,7 @@ export function scriptedStore(
   options: ScriptedStoreOptions,
 ): Pick<Store, 'claim' | 'complete' | 'release' | 'extend' | 'get' | 'retentionMs'> {
   const { run, name, prefix, failure } = options;
+  const told = options.channel === undefined ? [] : [options.channel];
   if (/[{}]/.test(prefix)) {
     throw new TypeError(
       `${name} prefix must not contain "{" or "}" (got ${JSON.stringify(prefix)}): the store puts each key in its own hash tag. Use a prefix like "shop:payhook:".`,
@@ -78,10 +81,10 @@ export function scriptedStore(
     },
     async complete(key: string, token: string, opts: CompleteOptions = {}): Promise<boolean> {
       const ttl = positiveMs(opts.ttlMs ?? retentionMs, 'ttlMs', name);
-      return Number(await call('complete', key, STORE_SCRIPTS.complete, [token, ttl, storedOutcome(opts.outcome ?? 'ok')])) === 1;
+      return Number(await call('complete', key, STORE_SCRIPTS.complete, [token, ttl, storedOutcome(opts.outcome ?? 'ok'), ...told])) === 1;
     },
     async release(key: string, token: string): Promise<boolean> {
-      return Number(await call('release', key, STORE_SCRIPTS.release, [token, retentionMs])) === 1;
+      return Number(await call('release', key, STORE_SCRIPTS.release, [token, retentionMs, ...told])) === 1;
     },
     async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
       const lease = positiveMs(leaseMs, 'leaseMs', name);
