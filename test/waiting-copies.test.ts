@@ -109,12 +109,12 @@ copiesOf(
   async () => {
     const admin = new Redis(redisUrl!);
     try {
-      // Only this store's subscriber: the one subscribed to its channel.
-      const clients = (await admin.client('LIST', 'TYPE', 'pubsub')) as string;
+      // Every subscribed connection: this store's, and any other test's, which then looks again too.
+      const clients = (await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string;
       let cut = 0;
       for (const line of clients.split('\n')) {
         const id = line.match(/^id=(\d+)/)?.[1];
-        if (id && /sub=1/.test(line)) cut += Number(await admin.client('KILL', 'ID', id));
+        if (id && /sub=1/.test(line)) cut += Number(await admin.call('CLIENT', 'KILL', 'ID', id));
       }
       return cut;
     } finally {
