@@ -5,9 +5,8 @@
  *   git worktree add --detach /tmp/before 32b8e03
  *   (cd /tmp/before && npx -y pnpm@10.34.8 install --frozen-lockfile --prefer-offline &&
  *     npx -y pnpm@10.34.8 --filter @payhook/core --filter @payhook/store-postgres --filter @payhook/store-redis build)
- *   npx -y pnpm@10.34.8 build && ./node_modules/.bin/tsx --tsconfig tsconfig.base.json bench/grouped.ts [/tmp/before]
+ *   npx -y pnpm@10.34.8 build && node bench/grouped.mjs [/tmp/before]
  *
- * (tsconfig.base.json has no `paths`, so both sides run their built packages, not this checkout's sources.)
  * For each store and each side: deliveries per second through `process` (signature check, parse,
  * claim, an empty handler, done record) with 32 in flight, and the p50 and p99 of one delivery's
  * time with 1 in flight; round trips per delivery counted as statements sent (Postgres, by
@@ -16,34 +15,31 @@
  * writes nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
 const BEFORE = resolve(process.argv[2] ?? process.env.BENCH_BEFORE ?? '/tmp/before');
+if (!existsSync(resolve(BEFORE, 'packages/store-postgres/dist'))) {
+  // `pnpm bench` runs every file here: without an earlier build beside it there is nothing to compare.
+  console.error(`[bench/grouped] no earlier build at ${BEFORE}: make one as this file's header says. Skipped.`);
+  process.exit(0);
+}
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const TRANSACTIONAL = process.env.BENCH_HANDLER === 'transactional';
 
-interface Side {
-  name: string;
-  core: typeof import('@payhook/core');
-  adapter: typeof import('@payhook/core/adapter');
-  postgres: typeof import('@payhook/store-postgres');
-  redis: typeof import('@payhook/store-redis');
-}
-
 /** The side's packages, as built in the checkout at `root`. */
-const sideOf = async (name: string, root: string): Promise<Side> => {
+const sideOf = async (name, root) => {
   // The package's own exports map, as Node reads it for an import (the `node` condition first).
-  const load = (pkg: string, sub: string) => {
+  const load = (pkg, sub) => {
     const dir = resolve(root, 'packages', pkg);
     const entry = JSON.parse(readFileSync(resolve(dir, 'package.json'), 'utf8')).exports[sub];
-    const file: string = entry.node?.import?.default ?? entry.import?.default ?? entry.import;
+    const file = entry.node?.import?.default ?? entry.import?.default ?? entry.import;
     return import(pathToFileURL(resolve(dir, file)).href);
   };
   return {
@@ -55,7 +51,7 @@ const sideOf = async (name: string, root: string): Promise<Side> => {
   };
 };
 
-const body = (reference: string) =>
+const body = (reference) =>
   JSON.stringify({
     event: 'payment.success',
     mode: 'sandbox',
@@ -72,16 +68,16 @@ const body = (reference: string) =>
   });
 
 /** Distinct deliveries through the receiver for SECONDS, `inFlight` at once: per second, and each one's time. */
-async function drive(side: Side, store: import('@payhook/core').Store, inFlight: number) {
+async function drive(side, store, inFlight) {
   const secret = 'whsec_bench';
   // BENCH_HANDLER=transactional (Postgres): the handler is an empty transactional() effect, its own commit with the done record.
   const transactional = TRANSACTIONAL && 'transactional' in store;
-  const handler = transactional ? (store as import('@payhook/store-postgres').PostgresStore).transactional(async () => {}) : () => {};
+  const handler = transactional ? store.transactional(async () => {}) : () => {};
   const receiver = side.core.createReceiver({ secret, store, logger: { warn() {}, error() {} } }).on('payment.success', handler);
   const deliver = side.adapter.adapterOf(receiver).process;
   const run = randomUUID().slice(0, 8);
   let n = 0;
-  const times: number[] = [];
+  const times = [];
   const until = performance.now() + SECONDS * 1000;
   const started = performance.now();
   await Promise.all(
@@ -98,37 +94,30 @@ async function drive(side: Side, store: import('@payhook/core').Store, inFlight:
   return { perSecond: times.length / ((performance.now() - started) / 1000), times };
 }
 
-const pct = (xs: number[], p: number) => {
+const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
-const median = (xs: number[]) => pct(xs, 50);
+const median = (xs) => pct(xs, 50);
 
-async function redisCommands(admin: Redis): Promise<number> {
+async function redisCommands(admin) {
   const info = await admin.info('commandstats');
   let total = 0;
   for (const m of info.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
     // Commands a script runs are counted too; only calls that crossed the wire count here.
-    if (['evalsha', 'eval', 'ping', 'hello', 'client', 'config', 'script'].includes(m[1]!)) total += Number(m[2]);
+    if (['evalsha', 'eval', 'ping', 'hello', 'client', 'config', 'script'].includes(m[1])) total += Number(m[2]);
   }
   return total;
 }
 
-interface Figures {
-  perSecond32: number[];
-  p50: number[];
-  p99: number[];
-  trips: number[];
-}
-
-async function measure(side: Side, kind: 'postgres' | 'redis', admin: Redis, f: Figures) {
-  let trips: () => Promise<number>;
-  let store: import('@payhook/core').Store & { close(): Promise<void> };
+async function measure(side, kind, admin, f) {
+  let trips;
+  let store;
   if (kind === 'postgres') {
     const s = side.postgres.postgresStore({ connectionString: DATABASE_URL, table: `payhook_bench_${side.name}`, purge: false });
     let sent = 0;
     const query = s.pool.query.bind(s.pool);
-    s.pool.query = ((...args: Parameters<typeof query>) => (sent++, query(...args))) as typeof query;
+    s.pool.query = (...args) => (sent++, query(...args));
     trips = async () => sent;
     store = s;
   } else {
@@ -150,7 +139,7 @@ const before = await sideOf('before', BEFORE);
 const after = await sideOf('after', fileURLToPath(new URL('..', import.meta.url)));
 const admin = new Redis(REDIS_URL);
 const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
-const setting = async (name: string) => (await pool.query(`show ${name}`)).rows[0][name] as string;
+const setting = async (name) => (await pool.query(`show ${name}`)).rows[0][name];
 const machine = {
   node: process.version,
   postgres: await setting('server_version'),
@@ -159,14 +148,14 @@ const machine = {
 };
 for (const side of ['before', 'after']) await pool.query(`drop table if exists payhook_bench_${side}`);
 
-const results: Record<string, Record<string, Figures>> = {};
-for (const kind of (process.env.BENCH_STORES ?? 'postgres,redis').split(',') as ('postgres' | 'redis')[]) {
+const results = {};
+for (const kind of (process.env.BENCH_STORES ?? 'postgres,redis').split(',')) {
   results[kind] = {};
   for (const side of [before, after]) results[kind][side.name] = { perSecond32: [], p50: [], p99: [], trips: [] };
   for (let round = 0; round < ROUNDS; round++) {
     // ABBA: neither side always goes first on a machine whose load drifts.
     for (const side of round % 2 === 0 ? [before, after] : [after, before]) {
-      await measure(side, kind, admin, results[kind][side.name]!);
+      await measure(side, kind, admin, results[kind][side.name]);
       console.error(kind, side.name, round, JSON.stringify(results[kind][side.name]));
     }
   }
@@ -183,11 +172,13 @@ await pool.end();
 }
 await admin.quit();
 
-const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const fmt = (n, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 console.log(
-  `Node ${machine.node}, PostgreSQL ${machine.postgres} (synchronous_commit=${machine.synchronousCommit}), Redis ${machine.redis}; ${ROUNDS} rounds of ${SECONDS} s, medians`,
+  `${TRANSACTIONAL ? 'transactional() handler' : 'empty handler'}; Node ${machine.node}, PostgreSQL ${machine.postgres} (synchronous_commit=${machine.synchronousCommit}), Redis ${machine.redis}; ${ROUNDS} rounds of ${SECONDS} s, medians`,
 );
-console.log('| store | side | deliveries/s, 32 in flight | round trips / delivery | p50, 1 in flight (ms) | p99, 1 in flight (ms) |');
+console.log(
+  '| store | side | deliveries/s, 32 in flight | round trips / delivery (Postgres: statements through the pool) | p50, 1 in flight (ms) | p99, 1 in flight (ms) |',
+);
 console.log('|---|---|---:|---:|---:|---:|');
 for (const [kind, sides] of Object.entries(results)) {
   for (const [name, f] of Object.entries(sides)) {
@@ -195,8 +186,8 @@ for (const [kind, sides] of Object.entries(results)) {
       `| ${kind} | ${name} | ${fmt(median(f.perSecond32))} | ${fmt(median(f.trips), 2)} | ${fmt(median(f.p50), 3)} | ${fmt(median(f.p99), 3)} |`,
     );
   }
-  const b = sides.before!;
-  const a = sides.after!;
+  const b = sides.before;
+  const a = sides.after;
   console.log(
     `| ${kind} | after / before | ${fmt(median(a.perSecond32) / median(b.perSecond32), 2)}x | | ${fmt(median(a.p50) / median(b.p50), 2)}x | ${fmt(median(a.p99) / median(b.p99), 2)}x |`,
   );
