@@ -20,6 +20,8 @@ const KEEP_ALIVE = { keepAlive: true } as const;
  */
 export function waitForRunning(s: RunSettings, key: string, end: number, stopped: () => boolean, first: ClaimResult): Promise<ClaimResult> {
   const watch = s.watch;
+  // No time to wait (a reconcile): answer with what the first claim found, watching nothing.
+  if (s.clock.now() + FIRST_PAUSE_MS > end) return Promise.resolve(first);
   if (watch === undefined) return pollRunning(s, key, end, stopped, first);
   return watch(key).then(
     (w) => watchRunning(s, w, key, end, stopped, first),
