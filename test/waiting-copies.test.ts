@@ -54,8 +54,6 @@ function copiesOf(name: string, url: string | undefined, make: () => Store & { c
       expect(runs).toBe(1);
       // The first claim, and for each copy: its own, one once its watch is on, one when told.
       expect(claims).toBeLessThanOrEqual(1 + 3 * COPIES);
-      // Told, not polling: the copies are answered soon after the handler ends, within its length and a second.
-      expect(waited).toBeLessThan(HANDLER_MS + 1_000);
     }, 30_000);
 
     it('are still answered duplicate when the listening connection is cut while they wait', async () => {
