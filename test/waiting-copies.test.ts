@@ -7,6 +7,7 @@ import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { requirePostgres, requireRedis } from './services.js';
+import { sleep } from './support/wait.js';
 
 /**
  * Copies that wait for their running event (`onInProgress: 'wait'`, the default) are told when it
@@ -35,12 +36,13 @@ function copiesOf(name: string, url: string | undefined, make: () => Store & { c
       let runs = 0;
       receiver.on('payment.success', async () => {
         runs += 1;
-        await new Promise((resolve) => setTimeout(resolve, HANDLER_MS));
+        // Real time: the copies are told by the server, over another connection, as in production.
+        await sleep(HANDLER_MS);
       });
       const event = createEvent('payment.success', { reference: `wait_${randomUUID().slice(0, 8)}` });
       const first = receiver.handle(signedRequest(event, { secret: SECRET }));
       // The copies arrive once the first holds the claim: each finds it running.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       const started = Date.now();
       const copies = await Promise.all(Array.from({ length: COPIES }, () => receiver.handle(signedRequest(event, { secret: SECRET }))));
       const waited = Date.now() - started;
@@ -61,14 +63,14 @@ function copiesOf(name: string, url: string | undefined, make: () => Store & { c
       let runs = 0;
       receiver.on('payment.success', async () => {
         runs += 1;
-        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        await sleep(3_000);
       });
       const event = createEvent('payment.success', { reference: `cut_${randomUUID().slice(0, 8)}` });
       const first = receiver.handle(signedRequest(event, { secret: SECRET }));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       const copies = Array.from({ length: 50 }, () => receiver.handle(signedRequest(event, { secret: SECRET })));
       // A second in, the server drops the connection the store listens on.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await sleep(1_000);
       expect(await cut(), 'listening connections cut').toBeGreaterThanOrEqual(1);
       const answers: Record<string, number> = {};
       for (const r of [await first, ...(await Promise.all(copies))]) {
