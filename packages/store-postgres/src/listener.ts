@@ -16,9 +16,10 @@ const RETRY_MS = 1_000;
  * from the first watch on, where every complete and release of any process is told at its commit.
  * A copy waiting for a running key is told when it ends, and asks the store again only then.
  *
- * When the connection drops, every watch is woken (what was told meanwhile is lost), so each copy
- * looks once more; the listener connects again while any copy waits. A watch that cannot be had
- * (the server refuses) fails, and the copy polls instead.
+ * When the connection drops, or stays silent to a query while copies wait, every watch is woken
+ * (what was told meanwhile is lost), so each copy looks once more; the listener connects again
+ * while any copy waits. A watch that cannot be had (the server refuses) fails, and the copy polls
+ * instead.
  *
  * @example
  * const listener = keyListener(pool, channelOf(table), 2000, log);
@@ -31,6 +32,20 @@ export function keyListener(pool: Pool, channel: string, timeoutMs: number, log:
   let listening: Promise<void> | undefined;
   let closed = false;
   let retry: ReturnType<typeof setTimeout> | undefined;
+  // While copies wait, the connection is asked for an answer every timeoutMs: one a partition
+  // silenced never errors by itself, and the notifications it no longer brings would leave the
+  // copies waiting for their budget's end.
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const beat = () => {
+    heartbeat ??= setInterval(() => {
+      const c = client;
+      if (c === undefined || watches.size === 0 || listening === undefined) return;
+      c.query({ text: 'SELECT 1', query_timeout: timeoutMs } as pg.QueryConfig).catch((error: Error) => {
+        if (client === c) lost(`no answer within ${timeoutMs} ms (${error.message})`);
+      });
+    }, timeoutMs);
+    heartbeat.unref?.();
+  };
 
   const lost = (reason: string) => {
     if (client === undefined) return;
@@ -72,6 +87,7 @@ export function keyListener(pool: Pool, channel: string, timeoutMs: number, log:
       });
       await c.connect();
       await c.query({ text: `LISTEN "${channel}"`, query_timeout: timeoutMs } as pg.QueryConfig);
+      beat();
     })().catch((error: unknown) => {
       lost(error instanceof Error ? error.message : String(error));
       throw error;
@@ -85,6 +101,7 @@ export function keyListener(pool: Pool, channel: string, timeoutMs: number, log:
     },
     async close(): Promise<void> {
       closed = true;
+      if (heartbeat !== undefined) clearInterval(heartbeat);
       if (retry !== undefined) clearTimeout(retry);
       const c = client;
       client = undefined;

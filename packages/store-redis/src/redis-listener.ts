@@ -1,4 +1,4 @@
-import { keyWatches, type StoreLog, type StoreWatch } from '@payhook/core/store';
+import { keyWatches, within, type StoreLog, type StoreWatch } from '@payhook/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { readiness } from './redis-client.js';
 
@@ -10,9 +10,9 @@ const NAME = '[@payhook/store-redis]';
  * to `channel`, where every complete and release of any process publishes the record's key. A copy
  * waiting for a running key is told when it ends, and asks the store again only then.
  *
- * When the connection drops, every watch is woken (what was published meanwhile is lost), so each
- * copy looks once more; ioredis reconnects and subscribes again, and the watches are woken once
- * more when it has. A watch that cannot be had in `timeoutMs` fails, and the copy polls instead.
+ * When the connection drops, or stays silent to a PING while copies wait, every watch is woken
+ * (what was published meanwhile is lost), so each copy looks once more; ioredis reconnects and
+ * subscribes again, and the watches are woken once more when it has. A watch that cannot be had in `timeoutMs` fails, and the copy polls instead.
  *
  * @example
  * const listener = keyListener(client, 'payhook:changes', 2000, log);
@@ -25,12 +25,27 @@ export function keyListener(client: Redis | Cluster, channel: string, timeoutMs:
   let subscribed: Promise<void> | undefined;
   let closed = false;
   let down = false;
+  // While copies wait, the connection is asked for an answer every timeoutMs: one a partition
+  // silenced never errors by itself, and the messages it no longer brings would leave the copies
+  // waiting for their budget's end. No answer in time: it is dropped, and ioredis connects again.
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const beat = () => {
+    heartbeat ??= setInterval(() => {
+      const sub = subscriber;
+      if (sub === undefined || watches.size === 0 || sub.status !== 'ready') return;
+      within(timeoutMs, sub.ping(), 'Redis').catch(() => {
+        if (subscriber === sub) sub.disconnect(true);
+      });
+    }, timeoutMs);
+    heartbeat.unref?.();
+  };
 
   const subscribe = (): Promise<void> =>
     (subscribed ??= (async () => {
       const sub = (subscriber ??= made());
       await readiness(sub, timeoutMs)();
       await sub.subscribe(channel);
+      beat();
     })().catch((error: unknown) => {
       subscribed = undefined;
       throw error;
@@ -65,6 +80,7 @@ export function keyListener(client: Redis | Cluster, channel: string, timeoutMs:
     },
     async close(): Promise<void> {
       closed = true;
+      if (heartbeat !== undefined) clearInterval(heartbeat);
       watches.all();
       const sub = subscriber;
       subscriber = undefined;
