@@ -93,7 +93,7 @@ copiesOf(
     await admin.connect();
     try {
       const { rows } = await admin.query<{ cut: boolean }>(
-        "select pg_terminate_backend(pid) as cut from pg_stat_activity where query like 'LISTEN \"payhook_%' and pid <> pg_backend_pid()",
+        "select pg_terminate_backend(pid) as cut from pg_stat_activity where application_name = 'payhook listener'",
       );
       return rows.filter((r) => r.cut).length;
     } finally {

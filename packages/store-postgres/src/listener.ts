@@ -7,6 +7,9 @@ import { NAME } from './store-error.js';
 /** The store's channel for `table`: short and fixed, whatever the table's name (a channel holds at most 63 bytes). */
 export const channelOf = (table: string): string => `payhook_${createHash('sha256').update(table).digest('hex').slice(0, 16)}`;
 
+/** The listening connection's `application_name`. */
+export const LISTENER_NAME = 'payhook listener';
+
 /** How long after losing its connection the listener tries again, while copies wait. */
 const RETRY_MS = 1_000;
 
@@ -78,6 +81,8 @@ export function keyListener(pool: Pool, channel: string, timeoutMs: number, log:
         ...(pool as unknown as { options: pg.ClientConfig }).options,
         connectionTimeoutMillis: timeoutMs,
         keepAlive: true,
+        // Named in pg_stat_activity, where its last query is the heartbeat's.
+        application_name: LISTENER_NAME,
       });
       client = c;
       c.on('error', (error: Error) => lost(error.message));
