@@ -5,7 +5,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { createClient, readiness, warnIfNotDurable } from './redis-client.js';
 import { keyListener } from './redis-listener.js';
 import { redisLedger } from './redis-ledger.js';
-import { scriptedStore } from './scripted-store.js';
+import { recordKeys, scriptedStore } from './scripted-store.js';
 
 const NAME = '[@payhook/store-redis]';
 
@@ -106,7 +106,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     ...scripts,
     client,
     useLogger: log.use,
-    watch: (key) => listener.watch(`${prefix}{${key}}:rec`),
+    // The complete and release scripts publish the record's first key.
+    watch: (key) => listener.watch(recordKeys(prefix, key)[0]),
     ...(ledger && { ledger: redisLedger(client, prefix, ledger, ready, scripts.retentionMs) }),
     async close() {
       await listener.close();

@@ -18,6 +18,9 @@ export const STORE_SCRIPTS = {
   get: { name: 'payhookGetV1', lua: GET_SCRIPT },
 } as const satisfies Record<string, StoreScript>;
 
+/** A record's two keys, `<prefix>{<key>}:rec` and `<prefix>{<key>}:lease`: one hash tag, so one Cluster slot. */
+export const recordKeys = (prefix: string, key: string): [string, string] => [`${prefix}{${key}}:rec`, `${prefix}{${key}}:lease`];
+
 /**
  * How a Redis client runs one script: `EVALSHA` (or `EVAL` when the server has not seen it) with
  * `keys` and `args`, resolving to the reply as the client reads it (strings may come back as numbers).
@@ -56,7 +59,7 @@ export function scriptedStore(
     );
   }
   const retentionMs = positiveMs(options.retentionMs, 'retentionMs', name);
-  const keys = (key: string): [string, string] => [`${prefix}{${key}}:rec`, `${prefix}{${key}}:lease`];
+  const keys = (key: string) => recordKeys(prefix, key);
   const call = async (what: string, key: string, script: StoreScript, args: (string | number)[]): Promise<unknown> => {
     try {
       return await run(script, keys(key), args);
