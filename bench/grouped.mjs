@@ -20,6 +20,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { payloadFor } from './lib/payload.mjs';
 
 const BEFORE = resolve(process.argv[2] ?? process.env.BENCH_BEFORE ?? '/tmp/before');
 if (!existsSync(resolve(BEFORE, 'packages/store-postgres/dist'))) {
@@ -51,21 +52,8 @@ const sideOf = async (name, root) => {
   };
 };
 
-const body = (reference) =>
-  JSON.stringify({
-    event: 'payment.success',
-    mode: 'sandbox',
-    reference,
-    merchantReference: 'o',
-    amount: '10.00',
-    serviceFee: '0.30',
-    currency: 'ETB',
-    status: 'completed',
-    paymentMethod: 'telebirr',
-    customer: { name: 'A', email: 'a@example.com', phone: '251900000000' },
-    paidAt: '2026-01-01T00:00:00.000Z',
-    createdAt: '2026-01-01T00:00:00.000Z',
-  });
+// The benches' own payload (about 600 bytes), each delivery its own reference.
+const body = (reference, i) => JSON.stringify({ ...payloadFor(i), reference });
 
 /** Distinct deliveries through the receiver for SECONDS, `inFlight` at once: per second, and each one's time. */
 async function drive(side, store, inFlight) {
@@ -83,7 +71,8 @@ async function drive(side, store, inFlight) {
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
       while (performance.now() < until) {
-        const b = body(`bench_${run}_${n++}`);
+        const i = n++;
+        const b = body(`bench_${run}_${i}`, i);
         const t0 = performance.now();
         const r = await deliver({ method: 'POST', signature: side.core.sign(b, secret), body: b });
         times.push(performance.now() - t0);
