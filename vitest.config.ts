@@ -37,7 +37,7 @@ const newest = {
  */
 const ALONE = [
   'test/security/{slowloris,load,refusal-flood,rate-limit,fuzz,idempotency-race}.test.ts',
-  'test/{crash,multi-process,store-down}.test.ts',
+  'test/{crash,multi-process,store-down,waiting-copies}.test.ts',
   'test/queue/{kill-web,kill-worker,load}.test.ts',
   'test/faults/**/*.test.ts',
   'test/adapters/bounded-senders.test.ts',
