@@ -103,10 +103,14 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
       );
     }));
 
-  // The job and the done record in one transaction, on the store's client, fenced on the claim token.
+  // The job and the done record in one transaction, on the store's client, fenced on the claim
+  // token. pg-boss's insert is named as the store's statements are: planning it was most of its cost.
   const sendInTransaction: EventHandler = store.transactional(async (_event, ctx, client) => {
     const job = (ctx as HandlerContext & { [JOB]: QueuedEvent })[JOB];
-    await boss.send(name, job, { ...retry, db: { executeSql: (text: string, values?: unknown[]) => client.query(text, values) } });
+    await boss.send(name, job, {
+      ...retry,
+      db: { executeSql: (text: string, values?: unknown[]) => client.query(store.statement(text, values)) },
+    });
   });
 
   return {
