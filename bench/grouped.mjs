@@ -6,6 +6,7 @@
  *   (cd /tmp/before && npx -y pnpm@10.34.8 install --frozen-lockfile --prefer-offline &&
  *     npx -y pnpm@10.34.8 --filter @payhook/core --filter @payhook/store-postgres --filter @payhook/store-redis build)
  *   npx -y pnpm@10.34.8 build && node bench/grouped.mjs [/tmp/before]
+ *   BENCH_STORES=postgres BENCH_HANDLER=transactional-inside node bench/grouped.mjs   # a transactional() handler, claim inside
  *
  * For each store and each side: deliveries per second through `process` (signature check, parse,
  * claim, an empty handler, done record) with 32 in flight, and the p50 and p99 of one delivery's
@@ -32,7 +33,9 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const TRANSACTIONAL = process.env.BENCH_HANDLER === 'transactional';
+const TRANSACTIONAL = process.env.BENCH_HANDLER === 'transactional' || process.env.BENCH_HANDLER === 'transactional-inside';
+/** BENCH_HANDLER=transactional-inside: the claim in the effect's own transaction (an earlier side without the option ignores it). */
+const INSIDE = process.env.BENCH_HANDLER === 'transactional-inside';
 
 /** The side's packages, as built in the checkout at `root`. */
 const sideOf = async (name, root) => {
@@ -60,7 +63,7 @@ async function drive(side, store, inFlight) {
   const secret = 'whsec_bench';
   // BENCH_HANDLER=transactional (Postgres): the handler is an empty transactional() effect, its own commit with the done record.
   const transactional = TRANSACTIONAL && 'transactional' in store;
-  const handler = transactional ? store.transactional(async () => {}) : () => {};
+  const handler = transactional ? store.transactional(async () => {}, INSIDE ? { claim: 'inside' } : undefined) : () => {};
   const receiver = side.core.createReceiver({ secret, store, logger: { warn() {}, error() {} } }).on('payment.success', handler);
   const deliver = side.adapter.adapterOf(receiver).process;
   const run = randomUUID().slice(0, 8);
@@ -163,7 +166,7 @@ await admin.quit();
 
 const fmt = (n, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 console.log(
-  `${TRANSACTIONAL ? 'transactional() handler' : 'empty handler'}; Node ${machine.node}, PostgreSQL ${machine.postgres} (synchronous_commit=${machine.synchronousCommit}), Redis ${machine.redis}; ${ROUNDS} rounds of ${SECONDS} s, medians`,
+  `${INSIDE ? "transactional() handler, { claim: 'inside' } on the sides that have it" : TRANSACTIONAL ? 'transactional() handler' : 'empty handler'}; Node ${machine.node}, PostgreSQL ${machine.postgres} (synchronous_commit=${machine.synchronousCommit}), Redis ${machine.redis}; ${ROUNDS} rounds of ${SECONDS} s, medians`,
 );
 console.log(
   '| store | side | deliveries/s, 32 in flight | round trips / delivery (Postgres: statements through the pool) | p50, 1 in flight (ms) | p99, 1 in flight (ms) |',

@@ -3,7 +3,9 @@
  * your own) builds on: the contract its tests hold it to (`@payhook/testing/store`), the ledger's
  * shapes and settings, and the clock. A merchant passes a store; only its author imports this.
  */
+export type { ClaimInside } from './contracts/handling.js';
 export {
+  CLAIM_INSIDE,
   DEFAULT_RETENTION_MS,
   SHORTEST_RETENTION_MS,
   type ClaimResult,

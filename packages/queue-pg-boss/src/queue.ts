@@ -1,5 +1,6 @@
 import type { EventHandler, HandlerContext } from '@payhook/core';
 import type { Handoff, QueuedEvent } from '@payhook/core/queue';
+import { CLAIM_INSIDE, type ClaimInside } from '@payhook/core/store';
 import type { PostgresStore } from '@payhook/store-postgres';
 import { NAME, newPgBoss, type BossOptions, type PgBossLike } from './boss.js';
 
@@ -105,13 +106,18 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
 
   // The job and the done record in one transaction, on the store's client, fenced on the claim
   // token. pg-boss's insert is named as the store's statements are: planning it was most of its cost.
-  const sendInTransaction: EventHandler = store.transactional(async (_event, ctx, client) => {
-    const job = (ctx as HandlerContext & { [JOB]: QueuedEvent })[JOB];
-    await boss.send(name, job, {
-      ...retry,
-      db: { executeSql: (text: string, values?: unknown[]) => client.query(store.statement(text, values)) },
-    });
-  });
+  // With claim 'inside' the receiver has the claim taken in that transaction too: its answer waits
+  // on one commit, and a copy of the event waits on the row for the milliseconds of the insert.
+  const sendInTransaction = store.transactional(
+    async (_event, ctx, client) => {
+      const job = (ctx as HandlerContext & { [JOB]: QueuedEvent })[JOB];
+      await boss.send(name, job, {
+        ...retry,
+        db: { executeSql: (text: string, values?: unknown[]) => client.query(store.statement(text, values)) },
+      });
+    },
+    { claim: 'inside' },
+  ) as EventHandler & { [CLAIM_INSIDE]: ClaimInside };
 
   return {
     name,
@@ -122,6 +128,10 @@ export function pgBossQueue(options: PgBossQueueOptions): PayhookPgBossQueue {
     async enqueue(job, ctx) {
       await ready();
       await sendInTransaction(job.event, { ...ctx, [JOB]: job } as HandlerContext);
+    },
+    async enqueueClaiming(job, ctx, leaseMs, claimed) {
+      await ready();
+      return sendInTransaction[CLAIM_INSIDE](job.event, { ...ctx, [JOB]: job } as Parameters<ClaimInside>[1], leaseMs, claimed);
     },
     async close() {
       // pg-boss's stop() is a no-op when it never started. It waits for its own work by default

@@ -15,7 +15,7 @@ import { DEFAULT_TABLE, quoteTable } from './schema.js';
 import { columnOf, storeStatements } from './store-statements.js';
 import { NAME, positiveMs, storeError } from './store-error.js';
 import { statements } from './statement-names.js';
-import { recentTokens, transactionalHandler, type TransactionalEffect } from './transactional.js';
+import { recentTokens, transactionalHandler, type TransactionalEffect, type TransactionalOptions } from './transactional.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -89,7 +89,10 @@ export interface PostgresStore extends Store {
    *   await client.query('update orders set paid_at = now() where id = $1', [event.merchantReference]);
    * }));
    */
-  transactional<E extends PaymentEventName = PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E>;
+  transactional<E extends PaymentEventName = PaymentEventName>(
+    effect: TransactionalEffect<E>,
+    options?: TransactionalOptions,
+  ): EventHandler<E>;
   /**
    * A pg query config for `text`, named when the store's `prepare` is on, for an effect's statements
    * that run on every event: the connection then parses and plans them once. Keep the values out of
@@ -233,13 +236,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       if (row.state === 'claimed' && row.leased) return { state: 'claimed', attempt: row.attempt, leaseExpiresAt: row.lease ?? 0 };
       return { state: 'released', attempt: row.attempt };
     },
-    transactional<E extends PaymentEventName>(effect: TransactionalEffect<E>): EventHandler<E> {
+    transactional<E extends PaymentEventName>(effect: TransactionalEffect<E>, opts?: TransactionalOptions): EventHandler<E> {
       return transactionalHandler(
         {
           pool,
           table,
           ensureTable,
           completeHeld: SQL.completeHeld,
+          claimDone: SQL.claimDone,
+          claim: (key, leaseMs) => store.claim(key, leaseMs),
           statement,
           committed: committed.add,
           retentionMs,
@@ -247,6 +252,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           statementMs: timeoutMs,
         },
         effect,
+        opts,
       );
     },
     statement,

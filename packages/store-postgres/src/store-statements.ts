@@ -148,6 +148,25 @@ export function storeStatements(t: string, channel: string) {
       SELECT state, attempt, outcome, ${ms('completed_at')} AS completed_at, ${ms('lease_expires_at')} AS lease,
              lease_expires_at > clock_timestamp() AS leased
       FROM ${t} WHERE key = $1 AND expires_at > clock_timestamp()`,
+    // In the transaction of transactional({ claim: 'inside' }): claims the key as done at once, so the
+    // claim, the effect and the done record are one commit. A new key's row, or a free row taken over
+    // ($2 the token, $3 the retention). A key someone holds or has done returns no row; a copy's
+    // statement waits on the row until this transaction ends, then finds it done.
+    claimDone: `
+      INSERT INTO ${t} AS r (key, state, attempt, token, outcome, completed_at, lease_expires_at, expires_at)
+      VALUES ($1, 'done', 1, $2, 'ok', clock_timestamp(), NULL, ${after('$3::float8')})
+      ON CONFLICT (key) DO UPDATE SET
+        state = 'done',
+        attempt = CASE WHEN r.expires_at <= clock_timestamp() THEN 1 ELSE r.attempt + 1 END,
+        token = EXCLUDED.token,
+        outcome = 'ok',
+        completed_at = clock_timestamp(),
+        lease_expires_at = NULL,
+        expires_at = EXCLUDED.expires_at
+      WHERE r.expires_at <= clock_timestamp()
+         OR r.state = 'released'
+         OR (r.state = 'claimed' AND r.lease_expires_at <= clock_timestamp())
+      RETURNING r.attempt, ${told('r.key')}`,
     // In the transaction of transactional(): marks done first, so the row stays locked while the effect runs.
     completeHeld: `
       UPDATE ${t} SET state = 'done', outcome = 'ok', completed_at = clock_timestamp(), lease_expires_at = NULL,

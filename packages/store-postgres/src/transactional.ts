@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { EventHandler, HandlerContext, PaymentEvent, PaymentEventName } from '@payhook/core';
+import { CLAIM_INSIDE, type ClaimInside, type ClaimResult } from '@payhook/core/store';
 import type { Pool, PoolClient, QueryConfig } from 'pg';
 import { inTransaction } from './in-transaction.js';
 import { NAME, storeError } from './store-error.js';
@@ -19,6 +21,10 @@ export interface TransactionalStore {
   ensureTable: () => Promise<void> | undefined;
   /** The statement that marks the record done only while `$2` holds the claim on `$1` (retention `$3`). */
   completeHeld: string;
+  /** The statement that claims `$1` as done for the token `$2` (retention `$3`), where it is free. */
+  claimDone: string;
+  /** The store's ordinary claim: who has a key that was not free. */
+  claim: (key: string, leaseMs: number) => Promise<ClaimResult>;
   /** The store's query config for a statement (named when it prepares). */
   statement: (text: string, values?: unknown[]) => QueryConfig;
   /** Told the claim token of each transaction that committed its done record. */
@@ -41,9 +47,10 @@ export interface TransactionalStore {
 export function transactionalHandler<E extends PaymentEventName>(
   store: TransactionalStore,
   effect: TransactionalEffect<E>,
+  options: TransactionalOptions = {},
 ): EventHandler<E> {
   const { pool, table, ensureTable, completeHeld, statement, committed, retentionMs, limitMs, statementMs } = store;
-  return async (event, ctx) => {
+  const handler = async (event: PaymentEvent<E>, ctx: HandlerContext) => {
     const key = ctx.dedupeKey;
     try {
       await ensureTable();
@@ -70,6 +77,53 @@ export function transactionalHandler<E extends PaymentEventName>(
       if (!began) throw storeError('open a transaction for', key, error, table);
       throw error;
     }
+  };
+  if (options.claim !== 'inside') return handler;
+  return Object.assign(handler, { [CLAIM_INSIDE]: claimingInside(store, effect as TransactionalEffect) });
+}
+
+/** How `store.transactional()` takes its claim. */
+export interface TransactionalOptions {
+  /**
+   * `'inside'`: where this is the event's only handler, the claim is taken in the effect's own
+   * transaction, so the claim, the effect and the done record are one commit rather than two. A
+   * copy that arrives meanwhile then waits on the row, holding a connection of its pool, until the
+   * transaction ends, instead of being answered `in-progress` or told later: keep such effects short.
+   * Default: the claim is its own commit, before the transaction.
+   */
+  claim?: 'inside' | 'before';
+}
+
+/**
+ * The claim, the effect and the done record in one transaction (see `ClaimInside` in core): the
+ * first statement claims the key as done; a key that was not free leaves the transaction empty and
+ * gets the store's ordinary claim's answer.
+ */
+function claimingInside(store: TransactionalStore, effect: TransactionalEffect): ClaimInside {
+  const { pool, table, ensureTable, claimDone, claim, statement, retentionMs, limitMs, statementMs } = store;
+  return async (event, context, leaseMs, claimed) => {
+    const key = context.dedupeKey;
+    try {
+      await ensureTable();
+    } catch (cause) {
+      throw storeError('open a transaction for', key, cause, table);
+    }
+    const token = randomUUID();
+    let taken = false;
+    try {
+      await inTransaction(pool, { limitMs, statementMs }, async (client) => {
+        const { rows } = await client.query<{ attempt: number }>(statement(claimDone, [key, token, retentionMs]));
+        if (rows.length === 0) return;
+        const attempt = rows[0]!.attempt;
+        taken = true;
+        claimed(token, attempt);
+        await effect(event, { ...context, claimToken: token, attempt, redelivery: attempt > 1 }, client);
+      });
+    } catch (error) {
+      if (!taken) throw storeError('claim', key, error, table);
+      throw error;
+    }
+    return taken ? { status: 'ran' } : claim(key, leaseMs);
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Timeline, TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent, PaymentEventName } from '../protocol/event-schema.js';
 import type { DeliveryReport, DeliverySource, JobInfo, LoopBlocked } from './delivery.js';
+import type { ClaimResult } from '../storage/store.js';
 
 /** What a handler learns about the delivery beside the event itself. */
 export interface HandlerContext {
@@ -29,6 +30,22 @@ export interface HandlerOptions {
 }
 
 export type EventHandler<E extends PaymentEventName = PaymentEventName> = (event: PaymentEvent<E>, context: HandlerContext) => unknown;
+
+/**
+ * A handler's way of taking its event's claim in the one transaction that runs its effect and
+ * writes the done record, so that the three are one commit (Postgres's
+ * `transactional(effect, { claim: 'inside' })`, the pg-boss handoff). Where such a handler is an
+ * event's only one, the receiver calls this instead of claiming. It calls `claimed` once the claim
+ * is taken, and resolves `ran` once all of it committed; a key that is not free gets the store's
+ * ordinary claim's answer instead. A rejection after `claimed` is the effect's (or its commit's):
+ * all of it rolled back and nothing is held. One before it is the store's.
+ */
+export type ClaimInside = (
+  event: PaymentEvent,
+  context: Omit<HandlerContext, 'claimToken' | 'attempt' | 'redelivery'>,
+  leaseMs: number,
+  claimed: (token: string, attempt: number) => void,
+) => Promise<ClaimResult | { status: 'ran' }>;
 
 /** What one event name runs: its handlers in order (`on` ones, then `onAny` ones), and whether any asked for the record. */
 export interface Plan {
@@ -61,6 +78,16 @@ export interface QueuedEvent {
  */
 export interface Handoff {
   enqueue(job: QueuedEvent, ctx: HandlerContext): Promise<void>;
+  /**
+   * The enqueue taking the queued key's claim in its own transaction (see `ClaimInside`): the
+   * receiver then answers after one commit that holds the claim, the job and the done record.
+   */
+  enqueueClaiming?(
+    job: QueuedEvent,
+    ctx: Parameters<ClaimInside>[1],
+    leaseMs: number,
+    claimed: Parameters<ClaimInside>[3],
+  ): ReturnType<ClaimInside>;
 }
 
 /** The part of `@payhook/client` the receiver uses to ask the service for the authoritative record. */

@@ -1,5 +1,6 @@
-import type { Handoff } from '../contracts/handling.js';
-import type { EventHandler, Plan } from '../contracts/handling.js';
+import type { ClaimInside, EventHandler, Handoff, HandlerContext, Plan, QueuedEvent } from '../contracts/handling.js';
+import type { PaymentEvent } from '../protocol/event-schema.js';
+import { CLAIM_INSIDE } from '../storage/store.js';
 
 const QUEUED = 'queued:';
 
@@ -12,10 +13,17 @@ export const queuedKey = (dedupeKey: string): string => QUEUED + dedupeKey;
  * merchant's handlers; the web process runs none.
  */
 export function handoffPlan(handoff: Handoff, now: () => number): Plan {
-  const enqueue: EventHandler = (event, ctx) =>
-    handoff.enqueue(
-      { v: 1, event, dedupeKey: ctx.dedupeKey.slice(QUEUED.length), source: ctx.source, secretIndex: ctx.secretIndex, queuedAt: now() },
-      ctx,
-    );
+  const jobOf = (event: PaymentEvent, ctx: Pick<HandlerContext, 'dedupeKey' | 'source' | 'secretIndex'>): QueuedEvent => ({
+    v: 1,
+    event,
+    dedupeKey: ctx.dedupeKey.slice(QUEUED.length),
+    source: ctx.source,
+    secretIndex: ctx.secretIndex,
+    queuedAt: now(),
+  });
+  const enqueue: EventHandler & { [CLAIM_INSIDE]?: ClaimInside } = (event, ctx) => handoff.enqueue(jobOf(event, ctx), ctx);
+  // An engine that commits the job with the done record can take the claim in that transaction too.
+  const claiming = handoff.enqueueClaiming?.bind(handoff);
+  if (claiming) enqueue[CLAIM_INSIDE] = (event, ctx, leaseMs, claimed) => claiming(jobOf(event, ctx), ctx, leaseMs, claimed);
   return { handlers: [enqueue], wantsRecord: false };
 }

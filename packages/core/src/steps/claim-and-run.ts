@@ -11,6 +11,7 @@ import type { DeliveryFields, DeliveryReport } from '../contracts/delivery.js';
 import { checkRecord } from './record-check.js';
 import { completeLater } from './complete-later.js';
 import { waitForRunning } from './wait-running.js';
+import { claimInsideOf, runClaimingInside } from './claim-inside.js';
 
 /** Where a delivery is: the deadline reads it to choose between 503 (still claiming) and 202 (running). */
 interface Progress {
@@ -20,6 +21,8 @@ interface Progress {
   waiting?: boolean;
   /** When a wait for the running delivery must end, on the clock: the budget's end, or `waitMs` from the start. */
   end: number;
+  /** The claim is held inside the handler's transaction (claim-inside.ts): no lease to extend. */
+  inside?: boolean;
 }
 
 /**
@@ -48,18 +51,27 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
   };
 
   // Plain calls and branches rather than closures: this is every delivery's path.
-  let claim: Awaitable<ClaimResult>;
-  try {
-    claim = s.ops.claim(key, s.leaseMs);
-  } catch (error) {
-    return reportOf('store-unavailable', { ...fields, error });
+  let result: Awaitable<DeliveryReport>;
+  const inside = claimInsideOf(s, plan);
+  if (inside) {
+    // A report's status is its HTTP status; a claim's a word.
+    result = runClaimingInside(s, inside, event, input, fields, progress).then((c) =>
+      typeof c.status === 'number' ? (c as DeliveryReport) : afterClaim(s, event, plan, input, fields, progress, c as ClaimResult),
+    );
+  } else {
+    let claim: Awaitable<ClaimResult>;
+    try {
+      claim = s.ops.claim(key, s.leaseMs);
+    } catch (error) {
+      return reportOf('store-unavailable', { ...fields, error });
+    }
+    result = isPromise(claim)
+      ? claim.then(
+          (c) => afterClaim(s, event, plan, input, fields, progress, c),
+          (error: unknown) => reportOf('store-unavailable', { ...fields, error }),
+        )
+      : afterClaim(s, event, plan, input, fields, progress, claim);
   }
-  const result = isPromise(claim)
-    ? claim.then(
-        (c) => afterClaim(s, event, plan, input, fields, progress, c),
-        (error: unknown) => reportOf('store-unavailable', { ...fields, error }),
-      )
-    : afterClaim(s, event, plan, input, fields, progress, claim);
   if (!isPromise(result) || input.budgetMs === Infinity) return result;
   return withinBudget(s, result, started, input, progress, fields);
 }
@@ -149,8 +161,9 @@ function withinBudget(
           () => s.ops.extend(key, token, s.leaseMs),
           () => false,
         );
-      extend();
-      const stop = every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), extend);
+      // A claim inside the handler's transaction is a row that transaction holds until it ends.
+      if (!progress.inside) extend();
+      const stop = progress.inside ? () => {} : every(s.clock, Math.max(1, Math.floor(s.leaseMs / 3)), extend);
       const reported = settled.then((late) => {
         stop();
         s.report({ ...late, late: true, durationMs: s.clock.now() - startedAt });

@@ -104,3 +104,9 @@ export const STORE_SYNC: unique symbol = Symbol.for('payhook.store.sync') as nev
 
 /** The synchronous view of `store` if it has one, else the store itself. */
 export const storeOps = (store: Store): StoreOps => (store as { [STORE_SYNC]?: StoreOps })[STORE_SYNC] ?? store;
+
+/**
+ * Set on a handler that can take its event's claim inside its own transaction (see `ClaimInside`):
+ * registered, as `STORE_SYNC` is, so that a store package and core find each other across copies.
+ */
+export const CLAIM_INSIDE: unique symbol = Symbol.for('payhook.claim-inside') as never;
