@@ -8,6 +8,7 @@
  *   node --import tsx bench/queue.ts                      # DATABASE_URL, REDIS_URL as for the tests
  *   BENCH_QUEUE_SLOW_DELIVERIES=0 BENCH_QUEUE_ENGINES=bullmq BENCH_QUEUE_WORKERS=1,4 BENCH_QUEUE_ROUNDS=1 node --import tsx bench/queue.ts
  *   BENCH_QUEUE_SLOW_IN_FLIGHT=8 BENCH_QUEUE_IN_PROCESS=0 BENCH_QUEUE_EVENTS=0 node --import tsx bench/queue.ts   # the handoff's answer time only
+ *   BENCH_QUEUE_WARM_UP=500 BENCH_QUEUE_SLOW_DELIVERIES=2000 ...   # the same once the web process is warm
  *
  * It runs the queue test children (test/queue/children/web.ts and worker.ts), each in its own Node
  * process, all on 127.0.0.1, each configuration on its own queue, store table and effects run,
@@ -18,7 +19,8 @@
  *    to one web process: (a) the in-process receiver (CHILD_IN_PROCESS=1, CHILD_HANDLER_MS=30000),
  *    which answers 202 at its 8 s budget; (b) the BullMQ handoff and (c) the pg-boss handoff, each
  *    with one worker process (concurrency 4) whose handler takes 30 s running beside it. Each web
- *    process first answers 10 deliveries (connections, pg-boss's start, the JIT), not counted.
+ *    process first answers BENCH_QUEUE_WARM_UP (10) deliveries (connections, pg-boss's start, the
+ *    JIT), not counted.
  * 2. Throughput per engine with 1, 2 and 4 worker processes (BENCH_QUEUE_WORKERS), in
  *    BENCH_QUEUE_ROUNDS (2) rounds of alternating order: BENCH_QUEUE_EVENTS (3,000) distinct events
  *    are sent to 2 web processes with the handoff, at most BENCH_QUEUE_IN_FLIGHT (64) at once, with
@@ -63,7 +65,8 @@ const PG_MAX = num('BENCH_QUEUE_PG_MAX', 10);
 const PER_CHILD = PG_MAX + 3;
 const WORKERS = (process.env.BENCH_QUEUE_WORKERS ?? '1,2,4').split(',').map(Number);
 const ENGINES = (process.env.BENCH_QUEUE_ENGINES ?? 'bullmq,pg-boss').split(',') as Engine[];
-const WARM_UP = 10;
+/** Deliveries each web process answers first, not counted (connections, pg-boss's start, the JIT). */
+const WARM_UP = num('BENCH_QUEUE_WARM_UP', 10);
 const DRAIN_TIMEOUT_MS = num('BENCH_QUEUE_DRAIN_TIMEOUT_S', 300) * 1000;
 
 type Engine = 'bullmq' | 'pg-boss';

@@ -22,9 +22,13 @@ export const MUTATION_GROUPS = {
     tests: ['packages/core/test/{receiver,fast-path,stranger,options}.test.ts'],
   },
   run: {
-    mutate: ['packages/core/src/steps/claim-and-run.ts', 'packages/core/src/observing/outcome.ts'],
+    mutate: [
+      'packages/core/src/steps/claim-and-run.ts',
+      'packages/core/src/steps/claim/claim-inside.ts',
+      'packages/core/src/observing/outcome.ts',
+    ],
     tests: [
-      'packages/core/test/{receiver,two-copies,duplicate-wait,fast-path,deadlines,stranger,claim-and-run,claim-and-run-budget}.test.ts',
+      'packages/core/test/{receiver,two-copies,duplicate-wait,fast-path,deadlines,stranger,claim-and-run,claim-and-run-budget,claim-inside}.test.ts',
       'packages/testing/test/deliver.test.ts',
     ],
   },
@@ -32,12 +36,12 @@ export const MUTATION_GROUPS = {
     mutate: [
       'packages/core/src/storage/memory-store.ts',
       'packages/store-redis/src/{lua,scripted-store,redis-store,redis-client}.ts',
-      'packages/store-postgres/src/{store-statements,postgres-store,transactional}.ts',
+      'packages/store-postgres/src/{sql/store-statements,sql/statement-names,postgres-store,transactional}.ts',
     ],
     tests: [
       'test/{memory-store,store-down}.test.ts',
       'packages/store-redis/test/{store-redis,ledger-redis}.test.ts',
-      'packages/store-postgres/test/{store-postgres,store-postgres-limits,store-postgres-purge,ledger-postgres}.test.ts',
+      'packages/store-postgres/test/{store-postgres,store-postgres-limits,store-postgres-purge,ledger-postgres,claim-inside,prepared-statements}.test.ts',
       'packages/core/test/{memory-ledger,memory-store-warning,fast-path}.test.ts',
     ],
   },

@@ -6,7 +6,7 @@ import { spiedStore } from './spied-store.js';
 import { asFreshProcess } from './fresh-process.js';
 
 /**
- * The claim-and-run step with a handler that claims inside its own transaction (steps/claim-inside.ts):
+ * The claim-and-run step with a handler that claims inside its own transaction (steps/claim/claim-inside.ts):
  * the receiver calls it instead of claiming, and reads its answers. The handler here is a
  * transaction in miniature over the memory store: it claims, runs the effect, and marks the key done
  * as one step the receiver does not see, and an effect that throws leaves the key released, as a

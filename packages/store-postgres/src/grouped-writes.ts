@@ -1,7 +1,7 @@
 import { grouped, storedOutcome } from '@payhook/core/store';
 import type { ClaimResult } from '@payhook/core/store';
 import type { QueryResult, QueryResultRow } from 'pg';
-import type { columnOf, storeStatements } from './store-statements.js';
+import type { columnOf, storeStatements } from './sql/store-statements.js';
 
 /** Runs one statement on the store's pool (the table made first); rejects with the driver's own error. */
 export type Run = <R extends QueryResultRow>(text: string, values: unknown[]) => Promise<QueryResult<R>>;

@@ -9,9 +9,9 @@ import type { ClaimResult, Outcome } from '../storage/store.js';
 import { reportOf } from '../observing/outcome.js';
 import type { DeliveryFields, DeliveryReport } from '../contracts/delivery.js';
 import { checkRecord } from './record-check.js';
-import { completeLater } from './complete-later.js';
-import { waitForRunning } from './wait-running.js';
-import { claimInsideOf, runClaimingInside } from './claim-inside.js';
+import { completeLater } from './claim/complete-later.js';
+import { waitForRunning } from './claim/wait-running.js';
+import { claimInsideOf, runClaimingInside } from './claim/claim-inside.js';
 
 /** Where a delivery is: the deadline reads it to choose between 503 (still claiming) and 202 (running). */
 interface Progress {

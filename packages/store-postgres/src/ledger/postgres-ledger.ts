@@ -2,7 +2,7 @@ import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { failedDoneTtl, isRefusal, pageSize, type Ledger, type ledgerSettings, type StoreLog } from '@payhook/core/store';
 import type pg from 'pg';
 import type { Pool, QueryResultRow } from 'pg';
-import { ledgerTable } from '../schema.js';
+import { ledgerTable } from '../sql/schema.js';
 import { NAME, storeError } from '../store-error.js';
 import { filters, ledgerStatements } from './ledger-statements.js';
 

@@ -1,7 +1,7 @@
-import { attempt, isPromise } from '../base/maybe-async.js';
-import type { StoreWatch } from '../storage/key-watches.js';
-import type { ClaimResult } from '../storage/store.js';
-import type { RunSettings } from './run-settings.js';
+import { attempt, isPromise } from '../../base/maybe-async.js';
+import type { StoreWatch } from '../../storage/key-watches.js';
+import type { ClaimResult } from '../../storage/store.js';
+import type { RunSettings } from '../run-settings.js';
 
 /** The first pause before claiming again; each next one doubles, up to the last. */
 const FIRST_PAUSE_MS = 25;

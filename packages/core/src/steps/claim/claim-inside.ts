@@ -1,11 +1,11 @@
-import type { RunInput, RunSettings } from './run-settings.js';
-import { isNonRetriableError } from '../base/errors.js';
-import { andThen, attempt, type Awaitable } from '../base/maybe-async.js';
-import type { DeliveryFields, DeliveryReport } from '../contracts/delivery.js';
-import type { ClaimInside, Plan } from '../contracts/handling.js';
-import { reportOf } from '../observing/outcome.js';
-import type { PaymentEvent } from '../protocol/event-schema.js';
-import { CLAIM_INSIDE, type ClaimResult } from '../storage/store.js';
+import type { RunInput, RunSettings } from '../run-settings.js';
+import { isNonRetriableError } from '../../base/errors.js';
+import { andThen, attempt, type Awaitable } from '../../base/maybe-async.js';
+import type { DeliveryFields, DeliveryReport } from '../../contracts/delivery.js';
+import type { ClaimInside, Plan } from '../../contracts/handling.js';
+import { reportOf } from '../../observing/outcome.js';
+import type { PaymentEvent } from '../../protocol/event-schema.js';
+import { CLAIM_INSIDE, type ClaimResult } from '../../storage/store.js';
 
 /** What the deadline reads of a delivery that claims inside its handler's transaction. */
 export interface InsideProgress {

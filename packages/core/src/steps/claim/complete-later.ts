@@ -1,8 +1,8 @@
-import { andThen, attempt } from '../base/maybe-async.js';
-import type { Outcome } from '../storage/store.js';
-import type { RunSettings } from './run-settings.js';
-import { reportOf } from '../observing/outcome.js';
-import type { DeliveryFields } from '../contracts/delivery.js';
+import { andThen, attempt } from '../../base/maybe-async.js';
+import type { Outcome } from '../../storage/store.js';
+import type { RunSettings } from '../run-settings.js';
+import { reportOf } from '../../observing/outcome.js';
+import type { DeliveryFields } from '../../contracts/delivery.js';
 
 /**
  * The handlers ran but the done record could not be written (the store is overloaded or briefly
