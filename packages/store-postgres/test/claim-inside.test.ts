@@ -5,6 +5,7 @@ import { createReceiver, NonRetriableError, type DeliveryReport } from '@payhook
 import { postgresStore } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { requirePostgres } from '../../../test/services.js';
+import { statementsSent } from './statements-sent.js';
 import { until } from '../../../test/support/wait.js';
 
 const url = await requirePostgres();
@@ -23,12 +24,10 @@ describe.skipIf(!url)('postgres: transactional({ claim: "inside" }), the claim i
   const pool = new pg.Pool({ connectionString: url! });
   const store = postgresStore({ pool, table, purge: false });
   // Statements the store sends on its pool outside a transaction: claims, completes, releases, extends.
-  const sent: string[] = [];
-  const query = pool.query.bind(pool);
-  pool.query = ((config: { text?: string } | string, ...rest: unknown[]) => {
-    sent.push(typeof config === 'string' ? config : (config.text ?? ''));
-    return (query as (...a: unknown[]) => Promise<unknown>)(config, ...rest);
-  }) as typeof pool.query;
+  const sent = statementsSent(pool);
+  // The test's own reads, on a pool of their own: not among the store's statements.
+  const admin = new pg.Pool({ connectionString: url!, max: 2 });
+  const query = admin.query.bind(admin);
   const gates = new Map<string, ReturnType<typeof gate>>();
   const entered = new Set<string>();
   const effect = store.transactional(
@@ -62,15 +61,16 @@ describe.skipIf(!url)('postgres: transactional({ claim: "inside" }), the claim i
   });
   afterAll(async () => {
     await store.close();
+    sent.restore();
     await query(`drop table if exists ${table}, ${effects}`);
-    await pool.end();
+    await Promise.all([pool.end(), admin.end()]);
   });
 
   it('claims, runs and records a new event in one transaction, with no statement of its own', async () => {
     const event = createEvent('payment.success');
-    sent.length = 0;
+    sent.texts.length = 0;
     expect(await deliver(main, event)).toEqual({ status: 200, outcome: 'processed' });
-    expect(sent, 'statements outside the transaction').toEqual([]);
+    expect(sent.texts, 'statements outside the transaction').toEqual([]);
     expect(await effectRows(keyOf(event))).toEqual([1]);
     expect(await store.get(keyOf(event))).toMatchObject({ state: 'done', outcome: 'ok', attempt: 1 });
     expect(await deliver(main, event)).toEqual({ status: 200, outcome: 'duplicate' });
@@ -123,10 +123,10 @@ describe.skipIf(!url)('postgres: transactional({ claim: "inside" }), the claim i
     const live = createEvent('payment.success');
     const other = await store.claim(keyOf(live), 30_000);
     if (other.status !== 'claimed') throw new Error('expected a claim');
-    sent.length = 0;
+    sent.texts.length = 0;
     const waiting = deliver(receiver(), live);
     // The key was not free: the ordinary claim said who holds it, and the copy waits.
-    await until(() => sent.some((t) => t.includes('WITH cur AS')), { timeoutMs: 5_000, what: "the copy's ordinary claim" });
+    await until(() => sent.texts.some((t) => t.includes('WITH cur AS')), { timeoutMs: 5_000, what: "the copy's ordinary claim" });
     expect(await store.release(keyOf(live), other.token)).toBe(true);
     // Told of the release, the copy claims it the ordinary way and runs the handler fenced on that claim.
     expect(await waiting).toEqual({ status: 200, outcome: 'processed' });
@@ -137,7 +137,7 @@ describe.skipIf(!url)('postgres: transactional({ claim: "inside" }), the claim i
     const event = createEvent('payment.success');
     const g = gate();
     gates.set(event.reference, g);
-    sent.length = 0;
+    sent.texts.length = 0;
     errors.length = 0;
     const quick = receiver(200);
     expect(await deliver(quick, event)).toEqual({ status: 202, outcome: 'accepted' });
@@ -145,7 +145,7 @@ describe.skipIf(!url)('postgres: transactional({ claim: "inside" }), the claim i
     await until(async () => (await store.get(keyOf(event)))?.state === 'done', { timeoutMs: 5_000, what: 'the late commit' });
     expect(await effectRows(keyOf(event))).toEqual([1]);
     expect(
-      sent.filter((t) => t.includes('lease_expires_at = ')),
+      sent.texts.filter((t) => t.includes('greatest(expires_at')),
       'extends',
     ).toEqual([]);
     expect(errors).toEqual([]);

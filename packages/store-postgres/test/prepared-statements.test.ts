@@ -4,6 +4,7 @@ import pg from 'pg';
 import { postgresStore } from '@payhook/store-postgres';
 import { createEvent } from '@payhook/testing';
 import { contextFor } from './handler-context.js';
+import { statementsSent } from './statements-sent.js';
 import { requirePostgres } from '../../../test/services.js';
 
 const url = await requirePostgres();
@@ -90,15 +91,11 @@ describe.skipIf(!url)('postgres: the done record a transaction wrote', () => {
   const table = `payhook_held_${randomUUID().slice(0, 8)}`;
   const pool = new pg.Pool({ connectionString: url! });
   const store = postgresStore({ pool, table, purge: false });
-  let sent = 0;
-  const query = pool.query.bind(pool);
-  pool.query = ((...args: Parameters<typeof query>) => {
-    sent++;
-    return query(...args);
-  }) as typeof pool.query;
+  const sent = statementsSent(pool);
   afterAll(async () => {
     await store.close();
-    await query(`drop table if exists ${table}`);
+    sent.restore();
+    await pool.query(`drop table if exists ${table}`);
     await pool.end();
   });
   const effect = store.transactional(async (event) => {
@@ -114,13 +111,13 @@ describe.skipIf(!url)('postgres: the done record a transaction wrote', () => {
     const key = `held-${randomUUID()}`;
     const token = await claim(key);
     await effect(createEvent('payment.success'), contextFor(key, token));
-    sent = 0;
+    sent.texts.length = 0;
     expect(await store.complete(key, token)).toBe(true);
-    expect(sent).toBe(0);
+    expect(sent.texts).toEqual([]);
     expect(await store.get(key)).toMatchObject({ state: 'done', outcome: 'ok' });
     // Once: a second complete asks the table, which says the same.
     expect(await store.complete(key, token)).toBe(true);
-    expect(sent).toBe(2);
+    expect(sent.texts.length).toBe(2);
   });
 
   it('still sends the complete of a transaction that rolled back, and of a token it never saw', async () => {
@@ -129,9 +126,9 @@ describe.skipIf(!url)('postgres: the done record a transaction wrote', () => {
     await expect(effect(createEvent('payment.success', { merchantReference: 'throw' }), contextFor(key, token))).rejects.toThrow(
       'the effect failed',
     );
-    sent = 0;
+    sent.texts.length = 0;
     expect(await store.complete(key, token)).toBe(true);
-    expect(sent).toBe(1);
+    expect(sent.texts.length).toBe(1);
     expect(await store.complete(key, randomUUID())).toBe(false);
   });
 });

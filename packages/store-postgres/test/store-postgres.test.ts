@@ -7,6 +7,7 @@ import { postgresStore, schemaSql } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
 import { contextFor } from './handler-context.js';
+import { statementsSent } from './statements-sent.js';
 import { requirePostgres } from '../../../test/services.js';
 import { sleep, until } from '../../../test/support/wait.js';
 
@@ -144,22 +145,16 @@ describe.skipIf(!url)('postgres', () => {
     });
 
     it('uses one round trip per claim and one per complete', async () => {
-      let sent = 0;
-      const query = pool.query.bind(pool);
-      pool.query = ((...args: Parameters<typeof query>) => {
-        sent++;
-        return query(...args);
-      }) as typeof pool.query;
+      const sent = statementsSent(pool);
       try {
         const key = `rt-${randomUUID()}`;
-        sent = 0;
         const token = await claim(key);
-        expect(sent).toBe(1);
-        sent = 0;
+        expect(sent.texts.length).toBe(1);
+        sent.texts.length = 0;
         expect(await store.complete(key, token)).toBe(true);
-        expect(sent).toBe(1);
+        expect(sent.texts.length).toBe(1);
       } finally {
-        pool.query = query;
+        sent.restore();
       }
     });
 
