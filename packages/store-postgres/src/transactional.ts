@@ -39,10 +39,12 @@ export interface TransactionalStore {
 /**
  * The handler `store.transactional(effect)` returns: one transaction that first marks the event
  * done, fenced on the delivery's claim token, then runs the effect, so both commit or neither and
- * an effect never runs for a delivery that lost its claim.
+ * an effect never runs for a delivery that lost its claim. With `{ claim: 'inside' }` it also
+ * carries core's `CLAIM_INSIDE`, which takes the claim in that same transaction (claimingInside).
  *
  * @example
- * const handler = transactionalHandler({ pool, table, ensureTable, completeHeld, statement, committed, retentionMs, limitMs, statementMs }, effect);
+ * // `parts`: the store's pool, statements and limits (TransactionalStore), as postgres-store.ts passes them.
+ * const handler = transactionalHandler(parts, effect, { claim: 'inside' });
  */
 export function transactionalHandler<E extends PaymentEventName>(
   store: TransactionalStore,

@@ -48,7 +48,14 @@ export function runClaimingInside(
     progress.inside = true;
     fields.attempt = attempt;
   };
-  return inside(event, context, s.leaseMs, claimed).then(
+  let ran: Promise<ClaimResult | { status: 'ran' }>;
+  try {
+    ran = inside(event, context, s.leaseMs, claimed);
+  } catch (error) {
+    // A store's handler that throws before its promise: the store, as a claim that throws.
+    ran = Promise.reject(error);
+  }
+  return ran.then(
     (c) => (c.status === 'ran' ? reportOf(s.doneOutcome, fields) : c),
     (error: unknown) => (progress.inside ? failedInside(s, fields, error) : reportOf('store-unavailable', { ...fields, error })),
   );
