@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
 import { keyWatches, type StoreLog, type StoreWatch } from '@payhook/core/store';
 import pg from 'pg';
 import type { Pool } from 'pg';
+import { hashedName } from './sql/statement-names.js';
 import { NAME } from './store-error.js';
 
 /** The store's channel for `table`: short and fixed, whatever the table's name (a channel holds at most 63 bytes). */
-export const channelOf = (table: string): string => `payhook_${createHash('sha256').update(table).digest('hex').slice(0, 16)}`;
+export const channelOf = (table: string): string => hashedName(table, 16);
 
 /** The listening connection's `application_name`. */
 export const LISTENER_NAME = 'payhook listener';

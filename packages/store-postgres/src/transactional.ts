@@ -51,17 +51,16 @@ export function transactionalHandler<E extends PaymentEventName>(
   effect: TransactionalEffect<E>,
   options: TransactionalOptions = {},
 ): EventHandler<E> {
-  const { pool, table, ensureTable, completeHeld, statement, committed, retentionMs, limitMs, statementMs } = store;
+  const { completeHeld, statement, committed, retentionMs } = store;
   const handler = async (event: PaymentEvent<E>, ctx: HandlerContext) => {
     const key = ctx.dedupeKey;
-    try {
-      await ensureTable();
-    } catch (cause) {
-      throw storeError('open a transaction for', key, cause, table);
-    }
     let began = false;
-    try {
-      await inTransaction(pool, { limitMs, statementMs }, async (client) => {
+    await storeTransaction(
+      store,
+      key,
+      'open a transaction for',
+      () => began,
+      async (client) => {
         began = true;
         // Fence first: the effect runs only while this delivery holds the claim, and the row lock
         // keeps any takeover waiting until the transaction ends.
@@ -72,13 +71,9 @@ export function transactionalHandler<E extends PaymentEventName>(
           );
         }
         await effect(event, ctx, client);
-      });
-      committed(ctx.claimToken);
-    } catch (error) {
-      // No connection to be had: the database is down, the same as a failed claim.
-      if (!began) throw storeError('open a transaction for', key, error, table);
-      throw error;
-    }
+      },
+    );
+    committed(ctx.claimToken);
   };
   if (options.claim !== 'inside') return handler;
   return Object.assign(handler, { [CLAIM_INSIDE]: claimingInside(store, effect as TransactionalEffect) });
@@ -102,31 +97,54 @@ export interface TransactionalOptions {
  * gets the store's ordinary claim's answer.
  */
 function claimingInside(store: TransactionalStore, effect: TransactionalEffect): ClaimInside {
-  const { pool, table, ensureTable, claimDone, claim, statement, retentionMs, limitMs, statementMs } = store;
+  const { claimDone, claim, statement, retentionMs } = store;
   return async (event, context, leaseMs, claimed) => {
     const key = context.dedupeKey;
-    try {
-      await ensureTable();
-    } catch (cause) {
-      throw storeError('open a transaction for', key, cause, table);
-    }
     const token = randomUUID();
     let taken = false;
-    try {
-      await inTransaction(pool, { limitMs, statementMs }, async (client) => {
+    await storeTransaction(
+      store,
+      key,
+      'claim',
+      () => taken,
+      async (client) => {
         const { rows } = await client.query<{ attempt: number }>(statement(claimDone, [key, token, retentionMs]));
         if (rows.length === 0) return;
         const attempt = rows[0]!.attempt;
         taken = true;
         claimed(token, attempt);
         await effect(event, { ...context, claimToken: token, attempt, redelivery: attempt > 1 }, client);
-      });
-    } catch (error) {
-      if (!taken) throw storeError('claim', key, error, table);
-      throw error;
-    }
+      },
+    );
     return taken ? { status: 'ran' } : claim(key, leaseMs);
   };
+}
+
+/**
+ * `work` in a transaction on the store's pool, its table made first. A failure before the effect's
+ * part began (`began()` false: no connection, no table, the claim's own statement) is the store's,
+ * and says what could not be done (`what`); the effect's own errors pass as they are.
+ */
+async function storeTransaction(
+  store: TransactionalStore,
+  key: string,
+  what: string,
+  began: () => boolean,
+  work: (client: PoolClient) => Promise<void>,
+): Promise<void> {
+  const { pool, table, ensureTable, limitMs, statementMs } = store;
+  try {
+    await ensureTable();
+  } catch (cause) {
+    throw storeError('open a transaction for', key, cause, table);
+  }
+  try {
+    await inTransaction(pool, { limitMs, statementMs }, work);
+  } catch (error) {
+    // No connection to be had: the database is down, the same as a failed claim.
+    if (!began()) throw storeError(what, key, error, table);
+    throw error;
+  }
 }
 
 /** Most tokens kept: a run whose complete never comes (a later handler threw) drops out past it. */

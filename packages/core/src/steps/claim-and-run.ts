@@ -11,18 +11,15 @@ import type { DeliveryFields, DeliveryReport } from '../contracts/delivery.js';
 import { checkRecord } from './record-check.js';
 import { completeLater } from './claim/complete-later.js';
 import { waitForRunning } from './claim/wait-running.js';
-import { claimInsideOf, runClaimingInside } from './claim/claim-inside.js';
+import { claimInsideOf, runClaimingInside, type InsideProgress } from './claim/claim-inside.js';
 
 /** Where a delivery is: the deadline reads it to choose between 503 (still claiming) and 202 (running). */
-interface Progress {
-  token?: string;
+interface Progress extends InsideProgress {
   late: boolean;
   /** A copy waiting for the running delivery: at the budget it answers 409, not 503. */
   waiting?: boolean;
   /** When a wait for the running delivery must end, on the clock: the budget's end, or `waitMs` from the start. */
   end: number;
-  /** The claim is held inside the handler's transaction (claim-inside.ts): no lease to extend. */
-  inside?: boolean;
 }
 
 /**
@@ -54,10 +51,7 @@ export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput
   let result: Awaitable<DeliveryReport>;
   const inside = claimInsideOf(s, plan);
   if (inside) {
-    // A report's status is its HTTP status; a claim's a word.
-    result = runClaimingInside(s, inside, event, input, fields, progress).then((c) =>
-      typeof c.status === 'number' ? (c as DeliveryReport) : afterClaim(s, event, plan, input, fields, progress, c as ClaimResult),
-    );
+    result = runClaimingInside(s, inside, event, input, fields, progress, (c) => afterClaim(s, event, plan, input, fields, progress, c));
   } else {
     let claim: Awaitable<ClaimResult>;
     try {

@@ -2,6 +2,15 @@ import { createHash } from 'node:crypto';
 import type { QueryConfig } from 'pg';
 
 /**
+ * A Postgres name for `text`: `payhook_` and the first `hex` hex digits of its SHA-256, the same
+ * for the same text in every process (a notification channel, a prepared statement).
+ *
+ * @example
+ * hashedName('payhook_deliveries', 16); // 'payhook_' + 16 hex
+ */
+export const hashedName = (text: string, hex: number): string => `payhook_${createHash('sha256').update(text).digest('hex').slice(0, hex)}`;
+
+/**
  * Most distinct texts one store names. The store's own are about ten; the rest is room for the
  * statements of effects and of pg-boss that go through `store.statement()`. A text past the limit
  * (SQL built with its values inside, say) runs unnamed, so no connection keeps an unbounded set of
@@ -24,7 +33,7 @@ export function statements(prepare: boolean): (text: string, values?: unknown[])
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text);
     if (name === undefined && names.size < MOST_NAMES) {
-      name = `payhook_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+      name = hashedName(text, 24);
       names.set(text, name);
     }
     return name;

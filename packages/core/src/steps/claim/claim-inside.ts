@@ -24,8 +24,8 @@ export function claimInsideOf(s: RunSettings, plan: Plan): ClaimInside | undefin
 }
 
 /**
- * Claim, run and record in the handler's one commit. Resolves the delivery's report, or, when the
- * key was not free, the store's ordinary claim's answer, for the caller to go on as after any claim.
+ * Claim, run and record in the handler's one commit, and resolve the delivery's report; when the
+ * key was not free, go on with the store's ordinary claim's answer as after any claim (`afterClaim`).
  */
 export function runClaimingInside(
   s: RunSettings,
@@ -34,7 +34,8 @@ export function runClaimingInside(
   input: RunInput,
   fields: DeliveryFields,
   progress: InsideProgress,
-): Promise<ClaimResult | DeliveryReport> {
+  afterClaim: (claim: ClaimResult) => Awaitable<DeliveryReport>,
+): Promise<DeliveryReport> {
   const context = {
     reference: event.reference,
     dedupeKey: fields.dedupeKey!,
@@ -56,7 +57,7 @@ export function runClaimingInside(
     ran = Promise.reject(error);
   }
   return ran.then(
-    (c) => (c.status === 'ran' ? reportOf(s.doneOutcome, fields) : c),
+    (c) => (c.status === 'ran' ? reportOf(s.doneOutcome, fields) : afterClaim(c)),
     (error: unknown) => (progress.inside ? failedInside(s, fields, error) : reportOf('store-unavailable', { ...fields, error })),
   );
 }
