@@ -7,6 +7,7 @@
  *     npx -y pnpm@10.34.8 --filter @payhook/core --filter @payhook/store-postgres --filter @payhook/store-redis build)
  *   npx -y pnpm@10.34.8 build && node bench/grouped.mjs [/tmp/before]
  *   BENCH_STORES=postgres BENCH_HANDLER=transactional-inside node bench/grouped.mjs   # a transactional() handler, claim inside
+ *   BENCH_STORES=memory,redis node bench/grouped.mjs   # Redis beside the memory store: what no server costs, the ceiling
  *
  * For each store and each side: deliveries per second through `process` (signature check, parse,
  * claim, an empty handler, done record) with 32 in flight, and the p50 and p99 of one delivery's
@@ -112,6 +113,10 @@ async function measure(side, kind, admin, f) {
     s.pool.query = (...args) => (sent++, query(...args));
     trips = async () => sent;
     store = s;
+  } else if (kind === 'memory') {
+    // The ceiling: the same receiver with no server to talk to, on the same two cores.
+    store = side.core.memoryStore();
+    trips = () => 0;
   } else {
     store = side.redis.redisStore({ url: REDIS_URL, prefix: `payhook-bench-${side.name}:` });
     trips = () => redisCommands(admin);
@@ -124,7 +129,7 @@ async function measure(side, kind, admin, f) {
   const one = await drive(side, store, 1);
   f.p50.push(pct(one.times, 50));
   f.p99.push(pct(one.times, 99));
-  await store.close();
+  await store.close?.();
 }
 
 const before = await sideOf('before', BEFORE);
