@@ -51,6 +51,7 @@ export const alias = [
   { find: /^@payhook\/core\/adapter$/, replacement: `${packages}core/src/adapter-node.ts` },
   { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
   { find: /^@payhook\/testing\/(store|ledger)$/, replacement: `${packages}testing/src/$1.ts` },
+  { find: /^@payhook\/board\/node$/, replacement: `${packages}board/src/node.ts` },
   { find: /^@payhook\/store-redis\/scripts$/, replacement: `${packages}store-redis/src/scripts.ts` },
   { find: /^@payhook\/store-sqlite\/sql$/, replacement: `${packages}store-sqlite/src/sql.ts` },
   { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },

@@ -25,6 +25,7 @@ describe('release check: the packed packages', () => {
   it('packs every package with no workspace: range left, with its README, LICENSE and metadata', () => {
     const names = project.packages.map((p) => p.manifest.name).sort();
     expect(names).toEqual([
+      '@payhook/board',
       '@payhook/client',
       '@payhook/core',
       '@payhook/express',

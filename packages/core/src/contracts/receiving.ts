@@ -6,6 +6,7 @@ import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent, PaymentEventName } from '../protocol/event-schema.js';
 import type { BodyDeadline } from '../reading/read-body.js';
 import type { Store } from '../storage/store.js';
+import type { LogFields, LogLevel } from '../base/logger.js';
 import type { DeliveryReport, DeliverySource, ErrorHandler, RawDelivery, ReceiverResult } from './delivery.js';
 import type { EventHandler, HandlerOptions } from './handling.js';
 
@@ -57,6 +58,8 @@ export interface ReceiverAdapter {
   readonly bodyDeadline: BodyDeadline;
   /** The header to read the signature from, lower case. */
   readonly signatureHeader: string;
+  /** The receiver's own logger, for what a tool beside it does (the board's audit lines). Never throws. */
+  readonly log: (level: LogLevel, fields: LogFields, message: string) => void;
 }
 
 export interface ReplayOptions {

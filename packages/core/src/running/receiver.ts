@@ -81,6 +81,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     maxBodyBytes: o.maxBodyBytes,
     bodyDeadline: { ms: o.bodyTimeoutMs, clock: o.clock },
     signatureHeader: o.signatureHeader,
+    log: (level, fields, message) => o.log.write(level, fields, message),
   };
   Object.defineProperty(receiver, ADAPTER, { value: adapter });
   return receiver;

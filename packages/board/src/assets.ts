@@ -1,0 +1,23 @@
+/** The board's one stylesheet, served as a file of its own (the policy allows no inline style). */
+export const STYLE = `:root{color-scheme:light;--line:#c8ccd2;--muted:#555b63;--bad:#a1001a;--good:#0b6b2e;--warn:#7a4d00;--focus:#1a5fb4}
+*{box-sizing:border-box}body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1c1f23;background:#fff}
+header{display:flex;gap:1.5rem;align-items:baseline;padding:.8rem 1.5rem;border-bottom:1px solid var(--line)}
+header h1{font-size:1.1rem;margin:0}header nav a{margin-right:1rem}header .who{margin-left:auto;color:var(--muted)}
+main{padding:1rem 1.5rem;max-width:80rem}a{color:#0b4f9c}
+a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+form.filters{display:flex;flex-wrap:wrap;gap:.6rem 1rem;align-items:end;margin:.5rem 0 1rem}
+form.filters label{display:flex;flex-direction:column;font-size:.85rem;color:var(--muted)}
+input,select,button{font:inherit;padding:.3rem .5rem;border:1px solid #8a9099;border-radius:4px;background:#fff;color:#1c1f23}
+button{cursor:pointer;background:#eef1f5}button.danger{background:var(--bad);color:#fff;border-color:var(--bad)}
+table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid var(--line);padding:.35rem .5rem;text-align:left;vertical-align:top}
+th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
+td.num{text-align:right;font-variant-numeric:tabular-nums}code,pre{font-family:ui-monospace,monospace;font-size:.85rem}
+.value{word-break:break-all}pre.body{background:#f5f7fa;border:1px solid var(--line);padding:.8rem;overflow:auto;max-height:32rem;white-space:pre-wrap;word-break:break-all}
+.outcome{font-weight:600}.outcome.bad{color:var(--bad)}.outcome.good{color:var(--good)}.outcome.warn{color:var(--warn)}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1.2rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
+.notice{border:1px solid var(--line);border-left:4px solid var(--focus);padding:.6rem .8rem;margin:0 0 1rem}
+.notice.error{border-left-color:var(--bad)}.actions{display:flex;flex-wrap:wrap;gap:.6rem;margin:1rem 0}
+.actions a{padding:.3rem .7rem;border:1px solid #8a9099;border-radius:4px;text-decoration:none;background:#eef1f5;color:#1c1f23}
+ol.timeline{padding-left:1.2rem}ol.timeline li{margin:.2rem 0}ol.timeline li.current{font-weight:600}
+.pager{display:flex;gap:1rem;margin:1rem 0}.muted{color:var(--muted)}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;

@@ -1,0 +1,103 @@
+/**
+ * What keeps the board's actions to the people `authorize` lets in, from the pages the board
+ * served them: a token in a cookie of the board's own, sent back in each form (double submit), and
+ * no post that the browser says came from another site.
+ */
+
+const COOKIE = 'payhook_board';
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+/** A form the board sends is a few short fields; anything bigger is not one of its forms. */
+export const MAX_FORM_BYTES = 4096;
+
+/** The request's token, if its cookie holds a well-formed one. */
+export function tokenOf(request: Request): string | undefined {
+  for (const part of (request.headers.get('cookie') ?? '').split(';')) {
+    const [name, value] = part.trim().split('=', 2);
+    if (name === COOKIE && value !== undefined && TOKEN.test(value)) return value;
+  }
+  return undefined;
+}
+
+/** A new token: 32 random bytes, base64url. */
+export function newToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
+}
+
+/** The cookie that carries the token: only for the board's own path, never sent with a request from another site. */
+export const tokenCookie = (token: string, path: string, secure: boolean): string =>
+  `${COOKIE}=${token}; Path=${path || '/'}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+
+/**
+ * Why a post may not act, or undefined when it may: the browser says it came from another site
+ * (`Sec-Fetch-Site`, or an `Origin` of another host), or its form's token is not its cookie's.
+ */
+export function refusal(request: Request, url: URL, form: URLSearchParams): string | undefined {
+  const site = request.headers.get('sec-fetch-site');
+  if (site !== null && site !== 'same-origin') return 'a post from another site';
+  const origin = request.headers.get('origin');
+  // The host only: behind a proxy that ends TLS the board may see http:// where the browser sent https://.
+  if (origin !== null && hostOf(origin) !== url.host) return 'a post from another origin';
+  const cookie = tokenOf(request);
+  const sent = form.get('csrf');
+  if (cookie === undefined || sent === null || !same(cookie, sent))
+    return 'a post without the page’s token (reload the board and try again)';
+  return undefined;
+}
+
+const hostOf = (origin: string): string | undefined => {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Equal strings, compared in a time that does not say where they differ. */
+function same(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/** The form a post sent, read up to MAX_FORM_BYTES; undefined when it is not a form or is bigger. */
+export async function readForm(request: Request): Promise<URLSearchParams | undefined> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) return undefined;
+  const length = Number(request.headers.get('content-length') ?? 0);
+  if (length > MAX_FORM_BYTES || request.body === null) return length > MAX_FORM_BYTES ? undefined : new URLSearchParams();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_FORM_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return new URLSearchParams(new TextDecoder().decode(bytes));
+}
+
+/** Headers on every answer: a policy that runs only the board's own files, and no framing, sniffing, caching or referrer. */
+export const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};

@@ -1,0 +1,48 @@
+import type { BoardSettings, BoardViewer } from './options.js';
+import { SECURITY_HEADERS } from './guard.js';
+import { html, type Html } from './html.js';
+
+/** What every view knows of the request it answers. */
+export interface View {
+  settings: BoardSettings;
+  url: URL;
+  viewer: BoardViewer;
+  /** The token the page's forms send back (the cookie's). */
+  token: string;
+  /** Whether this viewer may act: neither the board nor the viewer is read-only. */
+  canAct: boolean;
+}
+
+/** A link under the board's path, with the query's set values. */
+export function link(view: Pick<View, 'settings'>, path: string, query: Record<string, string | number | undefined> = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return `${view.settings.basePath}${path}${s ? `?${s}` : ''}`;
+}
+
+/** A whole page: the board's header, its stylesheet, and no script. */
+export function page(view: View, title: string, body: Html, status = 200): Response {
+  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · payhook</title><link rel="stylesheet" href="${link(view, '/assets/board.css')}"></head><body><header><h1><a href="${link(view, '/')}">payhook deliveries</a></h1><nav aria-label="Board"><a href="${link(view, '/', { dead: 'open' })}">Open dead letters</a></nav><span class="who">${view.viewer.user}${view.canAct ? '' : ' (read-only)'}</span></header><main id="main">${body}</main></body></html>`;
+  return new Response(doc.value, { status, headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' } });
+}
+
+/** A page that says what went wrong, in words for the person looking. */
+export const problem = (view: View, status: number, title: string, message: string): Response =>
+  page(
+    view,
+    title,
+    html`<h2>${title}</h2><p class="notice error" role="alert">${message}</p><p><a href="${link(view, '/')}">Back to the deliveries</a></p>`,
+    status,
+  );
+
+/** A bare answer before anyone is known (401, 403, 404, 413): text, with the same headers. */
+export const bare = (status: number, text: string): Response =>
+  new Response(`${text}\n`, { status, headers: { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' } });
+
+/** Epoch ms as the board shows time: UTC, to the second. */
+export const at = (ms: number): string =>
+  new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');

@@ -1,0 +1,17 @@
+import { OUTCOMES, type DeliveryOutcome } from '@payhook/core/lifecycle';
+import type { LedgerEntry } from '@payhook/core';
+import { html, type Html } from '../html.js';
+
+/** An outcome as the board shows it: its name, coloured by what it means, its description as the title. */
+export function outcomeBadge(outcome: DeliveryOutcome): Html {
+  const facts = OUTCOMES[outcome];
+  const tone = facts === undefined ? '' : facts.status >= 400 || facts.deadLetter === 'always' ? 'bad' : facts.settled ? 'good' : 'warn';
+  return html`<span class="outcome ${tone}" title="${facts?.description ?? ''}">${outcome}</span>`;
+}
+
+/** The answer, and the late outcome after a 202. */
+export const outcomeOf = (e: LedgerEntry): Html =>
+  e.late === undefined ? outcomeBadge(e.outcome) : html`${outcomeBadge(e.outcome)} → ${outcomeBadge(e.late.outcome)}`;
+
+export const isOutcome = (value: string): value is DeliveryOutcome => Object.hasOwn(OUTCOMES, value);
+export const OUTCOME_NAMES = Object.keys(OUTCOMES) as DeliveryOutcome[];

@@ -1,0 +1,69 @@
+// A receiver with a memory ledger and the board over it, served by node:http on 127.0.0.1 through
+// nodeBoard, as an Express or plain Node app mounts it. For the board's tests.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createReceiver, memoryStore, NonRetriableError, sign } from '@payhook/core';
+import { createBoard, type BoardOptions } from '@payhook/board';
+import { nodeBoard } from '@payhook/board/node';
+
+export const SECRET = 'whsec_board_test';
+export const BASE = '/admin/payments';
+
+export interface AuditLine {
+  level: string;
+  fields: { board?: Record<string, unknown> };
+  message: string;
+}
+
+/** A payment event of the service's shape; `refuse` makes the app's handler refuse it (a dead letter). */
+export function eventBody(reference: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    event: 'payment.success',
+    mode: 'sandbox',
+    reference,
+    merchantReference: `order-${reference}`,
+    amount: '150.00',
+    currency: 'ETB',
+    status: 'completed',
+    paymentMethod: 'telebirr',
+    customer: { name: 'Abebe Kebede', email: 'abebe@example.com', phone: '+251911234567' },
+    paidAt: '2026-11-27T05:00:00.000Z',
+    createdAt: '2026-11-27T04:59:00.000Z',
+    ...extra,
+  });
+}
+
+export async function startBoardApp(options: Partial<BoardOptions> = {}) {
+  const audit: AuditLine[] = [];
+  const refused = new Set<string>();
+  const receiver = createReceiver({
+    secret: SECRET,
+    store: memoryStore({ ledger: true }),
+    logger: (level, fields, message) => audit.push({ level, fields: fields as AuditLine['fields'], message }),
+  }).on('payment.success', (event) => {
+    if (refused.has(event.reference)) throw new NonRetriableError(`order ${event.merchantReference} is unknown`);
+  });
+  const board = createBoard({ receiver, basePath: BASE, authorize: () => ({ user: 'ada@shop.example' }), ...options });
+  const server: Server = createServer(nodeBoard(board));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  /** A delivery as the service sends it, signed unless `signature` says otherwise. */
+  const deliver = async (body: string, signature = sign(body, SECRET)) => {
+    const r = await receiver.handle(
+      new Request('http://127.0.0.1/webhooks', { method: 'POST', headers: { 'x-service-signature': signature }, body }),
+    );
+    await receiver.idle();
+    return r;
+  };
+  return { receiver, board, server, origin, audit, refused, deliver, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** A board page as a browser gets it: the text, and the token cookie it set. */
+export async function getPage(origin: string, path: string, cookie?: string) {
+  const r = await fetch(`${origin}${path}`, { headers: cookie ? { cookie } : {} });
+  const set = r.headers.getSetCookie()[0];
+  return { status: r.status, headers: r.headers, text: await r.text(), cookie: set?.split(';')[0] };
+}
+
+/** The hidden token a page's form carries. */
+export const formToken = (page: string): string | undefined => /name="csrf" value="([^"]+)"/.exec(page)?.[1];
