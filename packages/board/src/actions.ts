@@ -26,6 +26,11 @@ export const ACTIONS = {
     verb: 'Erase',
     what: 'Delete every ledger record of this payment, open dead letters too. This cannot be undone.',
   },
+  'erase-customer': {
+    needs: 'customer',
+    verb: 'Erase',
+    what: 'Delete every ledger record whose kept body names this customer (email, case aside; or phone, digits only), open dead letters too. Reads the whole ledger. This cannot be undone.',
+  },
 } as const;
 export type Action = keyof typeof ACTIONS;
 export const isAction = (name: string): name is Action => Object.hasOwn(ACTIONS, name);
@@ -35,27 +40,29 @@ export function confirmView(view: View, action: Action): Response {
   const a = ACTIONS[action];
   const id = view.url.searchParams.get('id') ?? '';
   const reference = view.url.searchParams.get('reference') ?? '';
-  if ((a.needs === 'id' && id === '') || (a.needs === 'reference' && reference === ''))
-    return problem(
-      view,
-      400,
-      'Nothing to act on',
-      `${a.verb} needs ${a.needs === 'id' ? 'a delivery' : 'a reference'}: start from a delivery's page.`,
-    );
+  const email = (view.url.searchParams.get('email') ?? '').trim();
+  const phone = email === '' ? (view.url.searchParams.get('phone') ?? '').trim() : '';
+  const missing = { id: id === '', reference: reference === '', customer: email === '' && phone === '', nothing: false }[a.needs];
+  if (missing) {
+    const what = { id: 'a delivery', reference: 'a reference', customer: 'an email or a phone', nothing: '' }[a.needs];
+    return problem(view, 400, 'Nothing to act on', `${a.verb} needs ${what}: start from the board's pages.`);
+  }
   const target =
     a.needs === 'id'
       ? html`delivery <code class="value">${id}</code>`
       : a.needs === 'reference'
         ? html`payment <code class="value">${reference}</code>`
-        : 'every open dead letter';
+        : a.needs === 'customer'
+          ? html`customer <code class="value">${email || phone}</code>`
+          : 'every open dead letter';
   const back =
     a.needs === 'id'
       ? link(view, `/deliveries/${encodeURIComponent(id)}`)
       : link(view, '/', a.needs === 'nothing' ? { dead: 'open' } : { reference });
   const body = html`<h2>${a.verb}: ${target}?</h2><p>${a.what}</p>
 <form method="post" action="${link(view, `/actions/${action}`)}" class="actions">
-<input type="hidden" name="csrf" value="${view.token}">${id && html`<input type="hidden" name="id" value="${id}">`}${reference && html`<input type="hidden" name="reference" value="${reference}">`}
-<button type="submit"${action === 'erase' || action === 'force' ? html` class="danger"` : ''}>${a.verb}</button> <a href="${back}">Cancel</a>
+<input type="hidden" name="csrf" value="${view.token}">${id && html`<input type="hidden" name="id" value="${id}">`}${reference && html`<input type="hidden" name="reference" value="${reference}">`}${email && html`<input type="hidden" name="email" value="${email}">`}${phone && html`<input type="hidden" name="phone" value="${phone}">`}
+<button type="submit"${action !== 'replay' && action !== 'retry' && action !== 'retry-all' ? html` class="danger"` : ''}>${a.verb}</button> <a href="${back}">Cancel</a>
 </form>`;
   return page(view, `${a.verb}?`, body);
 }
@@ -90,6 +97,17 @@ export async function act(view: View, action: Action, form: URLSearchParams): Pr
           ? link(view, `/deliveries/${encodeURIComponent(id)}`, { after: 'retry' })
           : link(view, '/', { dead: 'open', retried: results.length, closed }),
       );
+    }
+    if (action === 'erase-customer') {
+      const email = form.get('email') || undefined;
+      const phone = email === undefined ? form.get('phone') || undefined : undefined;
+      const { erased } = await eraseDeliveries(receiver.store.ledger!, { email, phone });
+      // The audit line says that a customer was erased, not who: the log would keep what was erased.
+      audit(
+        { erased, by: email !== undefined ? 'email' : 'phone' },
+        `erased ${erased} records of a customer, by ${email !== undefined ? 'email' : 'phone'}`,
+      );
+      return seeOther(link(view, '/', { erased }));
     }
     const { erased } = await eraseDeliveries(receiver.store.ledger!, { reference });
     audit({ reference, erased }, `erased ${erased} records of reference ${JSON.stringify(reference)}`);

@@ -1,11 +1,15 @@
+import type { LedgerEntry } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
-import { STYLE } from './assets.js';
+import { SCRIPT, STYLE } from './assets.js';
+import { liveStream, type LiveCounter } from './live.js';
+import { chartImage } from './views/chart.js';
+import { merchantReferenceOf } from './views/merchant.js';
 import { act, confirmView, isAction } from './actions.js';
 import { newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from './guard.js';
 import { boardSettings, type BoardOptions, type BoardSettings, type BoardViewer } from './options.js';
 import { bare, problem, type View } from './page.js';
 import { deliveryView } from './views/delivery.js';
-import { listView } from './views/list.js';
+import { filtersOf, listView } from './views/list.js';
 
 export interface Board {
   /** The web-standard handler: every request under `basePath`. Hono, Next's App Router, Bun, Deno and workers call it as it is. */
@@ -25,17 +29,18 @@ export interface Board {
  */
 export function createBoard(options: BoardOptions): Board {
   const settings = boardSettings(options);
+  const live: LiveCounter = { open: 0 };
   return {
     basePath: settings.basePath,
     fetch: (request) =>
-      serve(settings, request).catch((error: unknown) => {
+      serve(settings, request, live).catch((error: unknown) => {
         adapterOf(settings.receiver).log('error', { err: error }, `[@payhook/board] a board request failed: ${String(error)}`);
         return bare(500, 'The board failed; the receiver’s log says why.');
       }),
   };
 }
 
-async function serve(settings: BoardSettings, request: Request): Promise<Response> {
+async function serve(settings: BoardSettings, request: Request, live: LiveCounter): Promise<Response> {
   const url = new URL(request.url);
   const { basePath } = settings;
   if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) return bare(404, 'Not found.');
@@ -48,19 +53,29 @@ async function serve(settings: BoardSettings, request: Request): Promise<Respons
   const cookieToken = tokenOf(request);
   const token = cookieToken ?? newToken();
   const view: View = { settings, url, viewer, token, canAct: !settings.readOnly && viewer.readOnly !== true };
-  const response = await route(view, request, path);
+  const response = await route(view, request, path, live);
   // The first page a browser gets sets the token its forms send back.
   if (cookieToken === undefined && response.headers.get('content-type')?.startsWith('text/html'))
     response.headers.append('set-cookie', tokenCookie(token, basePath, url.protocol === 'https:'));
   return response;
 }
 
-async function route(view: View, request: Request, path: string): Promise<Response> {
+const asset = (text: string, type: string) =>
+  new Response(text, { headers: { ...SECURITY_HEADERS, 'content-type': `${type}; charset=utf-8` } });
+
+async function route(view: View, request: Request, path: string, live: LiveCounter): Promise<Response> {
   const method = request.method.toUpperCase();
   if (method === 'GET' || method === 'HEAD') {
     if (path === '/') return listView(view);
-    if (path === '/assets/board.css')
-      return new Response(STYLE, { headers: { ...SECURITY_HEADERS, 'content-type': 'text/css; charset=utf-8' } });
+    if (path === '/assets/board.css') return asset(STYLE, 'text/css');
+    if (path === '/assets/board.js') return asset(SCRIPT, 'text/javascript');
+    const ledger = view.settings.receiver.store.ledger!;
+    if (path === '/chart.svg') return chartImage(ledger, filtersOf(view.url).query, Date.now());
+    if (path === '/live') {
+      const { query, form } = filtersOf(view.url);
+      const merchant = form.merchant === '' ? undefined : (e: LedgerEntry) => merchantReferenceOf(e) === form.merchant;
+      return liveStream(view, query, request, live, merchant);
+    }
     const id = /^\/deliveries\/([^/]+)$/.exec(path)?.[1];
     if (id !== undefined) return deliveryView(view, safeDecode(id));
     const action = view.url.searchParams.get('action') ?? '';

@@ -32,10 +32,13 @@ export interface BoardOptions {
   readOnly?: boolean;
   /** Records per page of the list, 1 to 200. Default 50. */
   pageSize?: number;
+  /** The list's live updates: how often an open page's stream asks the ledger for new records (default 1,000 ms), and how many streams may be open at once (default 20). */
+  live?: { intervalMs?: number; maxOpen?: number };
 }
 
-export interface BoardSettings extends Required<Omit<BoardOptions, 'readOnly'>> {
+export interface BoardSettings extends Required<Omit<BoardOptions, 'readOnly' | 'live'>> {
   readOnly: boolean;
+  live: { intervalMs: number; maxOpen: number };
 }
 
 const NAME = '[@payhook/board]';
@@ -66,5 +69,12 @@ export function boardSettings(options: BoardOptions): BoardSettings {
   if (!(Number.isInteger(pageSize) && pageSize >= 1 && pageSize <= 200)) {
     throw new RangeError(`${NAME} pageSize must be a whole number from 1 to 200; got ${pageSize}. Leave it unset for 50.`);
   }
-  return { receiver, authorize: options.authorize, basePath, readOnly: options.readOnly === true, pageSize };
+  const intervalMs = options.live?.intervalMs ?? 1000;
+  const maxOpen = options.live?.maxOpen ?? 20;
+  if (!(Number.isFinite(intervalMs) && intervalMs >= 10) || !(Number.isInteger(maxOpen) && maxOpen >= 0)) {
+    throw new RangeError(
+      `${NAME} live.intervalMs must be at least 10 ms and live.maxOpen a whole number (0 turns live updates off); got ${JSON.stringify(options.live)}. Leave them unset for 1,000 ms and 20.`,
+    );
+  }
+  return { receiver, authorize: options.authorize, basePath, readOnly: options.readOnly === true, pageSize, live: { intervalMs, maxOpen } };
 }

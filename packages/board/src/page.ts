@@ -21,9 +21,10 @@ export function link(view: Pick<View, 'settings'>, path: string, query: Record<s
   return `${view.settings.basePath}${path}${s ? `?${s}` : ''}`;
 }
 
-/** A whole page: the board's header, its stylesheet, and no script. */
-export function page(view: View, title: string, body: Html, status = 200): Response {
-  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · payhook</title><link rel="stylesheet" href="${link(view, '/assets/board.css')}"></head><body><header><h1><a href="${link(view, '/')}">payhook deliveries</a></h1><nav aria-label="Board"><a href="${link(view, '/', { dead: 'open' })}">Open dead letters</a></nav><span class="who">${view.viewer.user}${view.canAct ? '' : ' (read-only)'}</span></header><main id="main">${body}</main></body></html>`;
+/** A whole page: the board's header and stylesheet, and its script only where asked (the live list). */
+export function page(view: View, title: string, body: Html, status = 200, script = false): Response {
+  const js = script ? html`<script src="${link(view, '/assets/board.js')}" defer></script>` : '';
+  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · payhook</title><link rel="stylesheet" href="${link(view, '/assets/board.css')}">${js}</head><body><header><h1><a href="${link(view, '/')}">payhook deliveries</a></h1><nav aria-label="Board"><a href="${link(view, '/', { dead: 'open' })}">Open dead letters</a></nav><span class="who">${view.viewer.user}${view.canAct ? '' : ' (read-only)'}</span></header><main id="main">${body}</main></body></html>`;
   return new Response(doc.value, { status, headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' } });
 }
 

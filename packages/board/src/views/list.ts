@@ -1,23 +1,19 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { html } from '../html.js';
 import { at, link, page, type View } from '../page.js';
+import { findByMerchant, MERCHANT_SCAN } from './merchant.js';
 import { isOutcome, OUTCOME_NAMES, outcomeOf } from './outcome.js';
 
 /** The longest filter value kept: the ledger cuts references and event names at 128 characters. */
 const MAX_FILTER = 128;
+const FIELDS = ['reference', 'merchant', 'event', 'outcome', 'since', 'until', 'dead'] as const;
+export type Filters = Record<(typeof FIELDS)[number], string>;
 
 /** The list's filters, read from the query string: what the ledger can find, and what was not understood. */
-export function filtersOf(url: URL): { query: LedgerQuery; form: Record<string, string>; problems: string[] } {
+export function filtersOf(url: URL): { query: LedgerQuery; form: Filters; problems: string[] } {
   const p = url.searchParams;
   const text = (name: string) => (p.get(name) ?? '').trim().slice(0, MAX_FILTER);
-  const form = {
-    reference: text('reference'),
-    event: text('event'),
-    outcome: text('outcome'),
-    since: text('since'),
-    until: text('until'),
-    dead: text('dead'),
-  };
+  const form = Object.fromEntries(FIELDS.map((f) => [f, text(f)])) as Filters;
   const problems: string[] = [];
   const time = (name: 'since' | 'until') => {
     if (form[name] === '') return undefined;
@@ -39,22 +35,37 @@ export function filtersOf(url: URL): { query: LedgerQuery; form: Record<string, 
   return { query, form, problems };
 }
 
-/** The delivery list: filters, a page of records newest first, and the link to the next page. */
+/** The delivery list: filters, the chart, a page of records newest first, the next page's link, and live updates on the first page. */
 export async function listView(view: View): Promise<Response> {
   const ledger = view.settings.receiver.store.ledger!;
   const { query, form, problems } = filtersOf(view.url);
   const size = view.settings.pageSize;
-  // One record past the page says whether there is a next one.
-  const found = await ledger.list({ ...query, limit: size + 1 });
-  const rows = found.slice(0, size);
-  const next = found.length > size ? rows.at(-1)?.id : undefined;
+  let rows: LedgerEntry[];
+  let next: string | undefined;
+  let scanNote = '';
+  if (form.merchant !== '') {
+    const found = await findByMerchant(ledger, query, form.merchant, size);
+    rows = found.rows;
+    next = found.next;
+    if (found.scanned >= MERCHANT_SCAN)
+      scanNote = `Merchant references are read from kept bodies: these are the matches among the ${MERCHANT_SCAN.toLocaleString('en-US')} records read; "Older deliveries" reads on.`;
+  } else {
+    // One record past the page says whether there is a next one.
+    const found = await ledger.list({ ...query, limit: size + 1 });
+    rows = found.slice(0, size);
+    next = found.length > size ? rows.at(-1)?.id : undefined;
+  }
+  const firstPage = query.before === undefined;
+  const live = firstPage && view.settings.live.maxOpen > 0 ? link(view, '/live', { ...form, after: rows[0]?.id }) : undefined;
   const notice = noticeOf(view.url);
   const body = html`
 <h2>Deliveries</h2>
 ${notice && html`<p class="notice" role="status">${notice}</p>`}
 ${problems.map((p) => html`<p class="notice error" role="alert">${p}</p>`)}
+${scanNote && html`<p class="notice">${scanNote}</p>`}
 <form class="filters" method="get" action="${link(view, '/')}" role="search" aria-label="Filter deliveries">
 <label>Reference<input name="reference" value="${form.reference}" maxlength="${MAX_FILTER}"></label>
+<label>Merchant reference<input name="merchant" value="${form.merchant}" maxlength="${MAX_FILTER}"></label>
 <label>Event<input name="event" value="${form.event}" maxlength="${MAX_FILTER}" placeholder="payment.success"></label>
 <label>Outcome<select name="outcome"><option value="">any</option>${OUTCOME_NAMES.map(
     (o) => html`<option value="${o}"${o === form.outcome ? html` selected` : ''}>${o}</option>`,
@@ -64,20 +75,30 @@ ${problems.map((p) => html`<p class="notice error" role="alert">${p}</p>`)}
 <label>Dead letters<select name="dead"><option value="">any record</option><option value="open"${form.dead === 'open' ? html` selected` : ''}>open dead letters only</option></select></label>
 <button type="submit">Filter</button> <a href="${link(view, '/')}">Clear</a>
 </form>
+${firstPage ? html`<img id="chart" class="chart" src="${link(view, '/chart.svg', form)}" alt="Deliveries per minute over the last hour, by outcome" width="600" height="144">` : ''}
 ${view.canAct && form.dead === 'open' && rows.length > 0 ? html`<p class="actions"><a href="${link(view, '/confirm', { action: 'retry-all' })}">Retry all open dead letters…</a></p>` : ''}
-${rows.length === 0 ? html`<p id="empty">No deliveries match.</p>` : table(view, rows)}
-<nav class="pager" aria-label="Pages">${query.before ? html`<a href="${link(view, '/', { ...form, before: undefined })}">Newest</a>` : ''}${next ? html`<a rel="next" href="${link(view, '/', { ...form, before: next })}">Older deliveries</a>` : ''}</nav>`;
-  return page(view, 'Deliveries', body);
+<p id="live-status" class="muted" role="status" aria-live="polite"></p>
+${rows.length === 0 ? html`<p id="empty">No deliveries match.</p>` : ''}
+${table(view, rows, live)}
+<nav class="pager" aria-label="Pages">${firstPage ? '' : html`<a href="${link(view, '/', { ...form })}">Newest</a>`}${next ? html`<a rel="next" href="${link(view, '/', { ...form, before: next })}">Older deliveries</a>` : ''}</nav>
+${view.canAct ? eraseCustomer(view) : ''}`;
+  return page(view, 'Deliveries', body, 200, live !== undefined);
 }
 
-function table(view: View, rows: LedgerEntry[]) {
-  return html`<table id="deliveries"><caption class="visually-hidden">Deliveries, newest first</caption>
+function table(view: View, rows: LedgerEntry[], live: string | undefined) {
+  return html`<table id="deliveries"${live ? html` data-live="${live}"` : ''}${rows.length === 0 ? html` hidden` : ''}><caption class="visually-hidden">Deliveries, newest first</caption>
 <thead><tr><th scope="col">Received</th><th scope="col">Reference</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Signature</th><th scope="col">Took</th></tr></thead>
 <tbody>${rows.map(
     (e) =>
       html`<tr data-id="${e.id}"><td><a href="${link(view, `/deliveries/${encodeURIComponent(e.id)}`)}">${at(e.receivedAt)}</a></td><td class="value">${e.reference ?? html`<span class="muted">none</span>`}</td><td>${e.event ?? ''}</td><td>${outcomeOf(e)}${e.deadLetter ? html` <span class="outcome bad">${e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter'}</span>` : ''}</td><td class="num">${e.status}</td><td class="num">${e.attempt ?? ''}</td><td>${e.signature}</td><td class="num">${Math.round(e.durationMs)} ms</td></tr>`,
   )}</tbody></table>`;
 }
+
+/** The way to a customer's erasure: their email or phone, then the confirmation. */
+const eraseCustomer = (view: View) => html`<details class="erase"><summary>Erase a customer’s records</summary>
+<form method="get" action="${link(view, '/confirm')}" class="filters"><input type="hidden" name="action" value="erase-customer">
+<label>Email<input name="email" type="email" maxlength="${MAX_FILTER}"></label><label>or phone<input name="phone" type="tel" maxlength="${MAX_FILTER}"></label>
+<button type="submit">Erase…</button></form></details>`;
 
 /** What the last action did, from the numbers its redirect carried. */
 function noticeOf(url: URL): string | undefined {

@@ -4,9 +4,14 @@ import { html, type Html } from '../html.js';
 
 /** An outcome as the board shows it: its name, coloured by what it means, its description as the title. */
 export function outcomeBadge(outcome: DeliveryOutcome): Html {
+  return html`<span class="outcome ${toneOf(outcome)}" title="${OUTCOMES[outcome]?.description ?? ''}">${outcome}</span>`;
+}
+
+/** Red for a refusal or a dead letter, green for settled, amber for the rest (accepted, held, in progress). */
+export function toneOf(outcome: DeliveryOutcome): 'bad' | 'good' | 'warn' | '' {
   const facts = OUTCOMES[outcome];
-  const tone = facts === undefined ? '' : facts.status >= 400 || facts.deadLetter === 'always' ? 'bad' : facts.settled ? 'good' : 'warn';
-  return html`<span class="outcome ${tone}" title="${facts?.description ?? ''}">${outcome}</span>`;
+  if (facts === undefined) return '';
+  return facts.status >= 400 || facts.deadLetter === 'always' ? 'bad' : facts.settled ? 'good' : 'warn';
 }
 
 /** The answer, and the late outcome after a 202. */

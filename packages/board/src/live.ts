@@ -1,0 +1,129 @@
+import type { LedgerEntry, LedgerQuery } from '@payhook/core';
+import { SECURITY_HEADERS } from './guard.js';
+import { at, bare, link, type View } from './page.js';
+import { toneOf } from './views/outcome.js';
+
+/** How many records one look at the ledger sends at most: past that many a second, the page shows the newest and a reload shows all. */
+const BATCH = 100;
+/**
+ * How far before the newest record sent each look starts: a record is written after its answer
+ * (in batches), so one received earlier than the last sent may reach the ledger after it.
+ */
+const LOOKBACK_MS = 15_000;
+/** How long one stream lasts; the browser then opens the next (EventSource does it by itself). */
+const LIVE_FOR_MS = 5 * 60_000;
+/** Ids remembered as sent, so that the look-back sends none twice. */
+const REMEMBERED = 1_000;
+
+/** What the page's script needs to add a row: plain values, written into the page as text. */
+export interface LiveRow {
+  id: string;
+  href: string;
+  receivedAt: string;
+  reference: string;
+  event: string;
+  outcome: string;
+  tone: string;
+  late: string;
+  lateTone: string;
+  deadLetter: string;
+  status: number;
+  attempt: string;
+  signature: string;
+  took: string;
+}
+
+export const liveRow = (view: Pick<View, 'settings'>, e: LedgerEntry): LiveRow => ({
+  id: e.id,
+  href: link(view, `/deliveries/${encodeURIComponent(e.id)}`),
+  receivedAt: at(e.receivedAt),
+  reference: e.reference ?? '',
+  event: e.event ?? '',
+  outcome: e.outcome,
+  tone: toneOf(e.outcome),
+  late: e.late?.outcome ?? '',
+  lateTone: e.late ? toneOf(e.late.outcome) : '',
+  deadLetter: e.deadLetter ? (e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter') : '',
+  status: e.status,
+  attempt: e.attempt === undefined ? '' : String(e.attempt),
+  signature: e.signature,
+  took: `${Math.round(e.durationMs)} ms`,
+});
+
+/** The streams open now, per board: each looks at the ledger once a `liveIntervalMs`. */
+export interface LiveCounter {
+  open: number;
+}
+
+/**
+ * New deliveries as server-sent events, for a list page left open: every `liveIntervalMs` the
+ * ledger is asked for records newer than the last one sent (the page's newest, `after`, or the
+ * browser's Last-Event-ID after a reconnect), with the page's filters. A stream ends after five
+ * minutes and the browser opens another; at most `live.maxOpen` are open at once (503 past that).
+ */
+export function liveStream(
+  view: View,
+  query: LedgerQuery,
+  request: Request,
+  counter: LiveCounter,
+  matches: (e: LedgerEntry) => boolean = () => true,
+): Response {
+  const { settings } = view;
+  if (counter.open >= settings.live.maxOpen) return bare(503, 'Too many live views are open; reload later.');
+  // Only records newer than the page's newest (or the last one this browser got, after a reconnect).
+  const floor = request.headers.get('last-event-id') ?? view.url.searchParams.get('after') ?? '';
+  let newest = idTime(floor) ?? Date.now();
+  const sent = new Set<string>();
+  const ledger = settings.receiver.store.ledger!;
+  const encoder = new TextEncoder();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
+  counter.open += 1;
+  const end = (controller?: ReadableStreamDefaultController<Uint8Array>) => {
+    if (ended) return;
+    ended = true;
+    counter.open -= 1;
+    clearTimeout(timer);
+    try {
+      controller?.close();
+    } catch {} // already closed by the reader's cancel
+  };
+  const startedAt = Date.now();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      // The browser waits this long before opening the next stream.
+      controller.enqueue(encoder.encode(`retry: ${settings.live.intervalMs}\n: live\n\n`));
+      const look = async () => {
+        if (ended) return;
+        try {
+          const found = await ledger.list({
+            ...query,
+            before: undefined,
+            since: Math.max(query.since ?? 0, newest - LOOKBACK_MS),
+            limit: BATCH,
+          });
+          for (const e of found.filter((x) => x.id > floor && !sent.has(x.id) && matches(x)).reverse()) {
+            controller.enqueue(encoder.encode(`id: ${e.id}\nevent: delivery\ndata: ${JSON.stringify(liveRow(view, e))}\n\n`));
+            sent.add(e.id);
+            if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
+            newest = Math.max(newest, e.receivedAt);
+          }
+        } catch {
+          controller.enqueue(encoder.encode(': the ledger did not answer; trying again\n\n'));
+        }
+        if (Date.now() - startedAt >= LIVE_FOR_MS) end(controller);
+        else if (!ended) timer = setTimeout(look, settings.live.intervalMs);
+      };
+      timer = setTimeout(look, settings.live.intervalMs);
+    },
+    cancel: () => end(),
+  });
+  return new Response(body, { headers: { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8' } });
+}
+
+/** A ledger id starts with its time in base 36 (11 digits): the time to ask from, or undefined for none. */
+function idTime(id: string): number | undefined {
+  if (!/^[0-9a-z]{11}-/.test(id)) return undefined;
+  const t = Number.parseInt(id.slice(0, 11), 36);
+  return Number.isSafeInteger(t) ? t : undefined;
+}

@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { perMinute } from '../src/views/chart.js';
+import { BASE, eventBody, formToken, getPage, startBoardApp } from './board-app.js';
+
+const apps: Array<{ close(): Promise<unknown> }> = [];
+const start = async (...args: Parameters<typeof startBoardApp>) => {
+  const app = await startBoardApp(...args);
+  apps.push(app);
+  return app;
+};
+afterEach(async () => {
+  while (apps.length > 0) await apps.pop()!.close();
+});
+
+/** An open live stream: the events it has sent so far, read as they come. */
+async function openLive(url: string) {
+  const abort = new AbortController();
+  const r = await fetch(url, { signal: abort.signal });
+  const events: Array<{ id: string; data: Record<string, unknown> }> = [];
+  const waiters: Array<() => void> = [];
+  if (r.ok) {
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      try {
+        for await (const chunk of r.body!) {
+          buffer += decoder.decode(chunk, { stream: true });
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const id = /^id: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (id !== undefined && data !== undefined) events.push({ id, data: JSON.parse(data) });
+            for (const w of waiters.splice(0)) w();
+          }
+        }
+      } catch {} // aborted
+    })();
+  }
+  const until = async (n: number) => {
+    while (events.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
+    return events;
+  };
+  return { status: r.status, type: r.headers.get('content-type'), events, until, close: () => abort.abort() };
+}
+
+describe('live updates', () => {
+  it('sends each new delivery once, oldest first, with the page’s filters, after the page’s newest', async () => {
+    const { origin, deliver } = await start({ live: { intervalMs: 20 } });
+    await deliver(eventBody('ref_before'));
+    const page = await getPage(origin, `${BASE}/?event=payment.success`);
+    const live = /data-live="([^"]+)"/.exec(page.text)![1]!.replaceAll('&amp;', '&');
+    expect(live).toMatch(/^\/admin\/payments\/live\?event=payment.success&after=/);
+    const stream = await openLive(`${origin}${live}`);
+    expect([stream.status, stream.type]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    await deliver(eventBody('ref_new_1'));
+    await deliver(eventBody('<b>ref_new_2</b>'));
+    await deliver(eventBody('ref_new_1')); // a copy: a record of its own
+    const events = await stream.until(3);
+    expect(events.map((e) => [e.data.reference, e.data.outcome])).toEqual([
+      ['ref_new_1', 'processed'],
+      ['<b>ref_new_2</b>', 'processed'],
+      ['ref_new_1', 'duplicate'],
+    ]);
+    expect(events[0]!.data.href).toBe(`${BASE}/deliveries/${events[0]!.id}`);
+    // Nothing is sent twice while the stream looks back over the last seconds.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stream.events).toHaveLength(3);
+    stream.close();
+  });
+
+  it('keeps at most live.maxOpen streams open, and frees a place when one closes', async () => {
+    const { origin } = await start({ live: { intervalMs: 20, maxOpen: 2 } });
+    await getPage(origin, `${BASE}/`);
+    const a = await openLive(`${origin}${BASE}/live`);
+    const b = await openLive(`${origin}${BASE}/live`);
+    const c = await openLive(`${origin}${BASE}/live`);
+    expect([a.status, b.status, c.status]).toEqual([200, 200, 503]);
+    a.close();
+    let d = await openLive(`${origin}${BASE}/live`);
+    for (let i = 0; d.status !== 200 && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      d = await openLive(`${origin}${BASE}/live`);
+    }
+    expect(d.status).toBe(200);
+    b.close();
+    d.close();
+  });
+});
+
+describe('the chart, the merchant reference, and a customer’s erasure', () => {
+  it('counts deliveries per minute of the last hour, by tone of outcome', () => {
+    const now = Date.UTC(2026, 10, 27, 5, 30, 20);
+    const e = (minutesAgo: number, outcome: string) => ({ receivedAt: now - minutesAgo * 60_000, outcome }) as never;
+    const bars = perMinute(
+      [e(0, 'processed'), e(0, 'duplicate'), e(0, 'unauthorized'), e(2, 'accepted'), e(59, 'rejected'), e(61, 'processed')],
+      now,
+    );
+    expect(bars).toHaveLength(60);
+    expect(bars[59]).toEqual({ good: 2, warn: 0, bad: 1 });
+    expect(bars[57]).toEqual({ good: 0, warn: 1, bad: 0 });
+    expect(bars[0]).toEqual({ good: 0, warn: 0, bad: 1 });
+    expect(bars.reduce((n, b) => n + b.good! + b.warn! + b.bad!, 0)).toBe(5);
+  });
+
+  it('serves the chart as an SVG image with counts only, under the board’s policy', async () => {
+    const { origin, deliver } = await start();
+    for (const r of ['ref_1', 'ref_2', '<script>x</script>']) await deliver(eventBody(r));
+    const r = await fetch(`${origin}${BASE}/chart.svg`);
+    const svg = await r.text();
+    expect(r.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    expect(r.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(svg).toContain('<title>3 deliveries in the last hour, per minute; the tallest minute had 3</title>');
+    expect(svg).not.toContain('script');
+  });
+
+  it('finds deliveries by the merchant reference in their kept bodies', async () => {
+    const { origin, deliver } = await start();
+    await deliver(eventBody('ref_a', { merchantReference: 'order-4711' }));
+    await deliver(eventBody('ref_b', { merchantReference: 'order-4712' }));
+    const page = await getPage(origin, `${BASE}/?merchant=order-4711`);
+    expect([...page.text.matchAll(/<td class="value">([^<]+)<\/td>/g)].map((m) => m[1])).toEqual(['ref_a']);
+  });
+
+  it('erases one customer’s records by email, confirmed, and audits it without the email', async () => {
+    const { origin, deliver, receiver, audit } = await start();
+    await deliver(eventBody('ref_ada', { customer: { name: 'Ada', email: 'Ada@Example.com', phone: '+251911000001' } }));
+    await deliver(eventBody('ref_bo', { customer: { name: 'Bo', email: 'bo@example.com', phone: '+251911000002' } }));
+    const first = await getPage(origin, `${BASE}/`);
+    const confirm = await getPage(origin, `${BASE}/confirm?action=erase-customer&email=ada@example.com`, first.cookie);
+    expect(confirm.text).toContain('customer <code class="value">ada@example.com</code>');
+    const r = await fetch(`${origin}${BASE}/actions/erase-customer`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: first.cookie!, 'content-type': 'application/x-www-form-urlencoded', origin },
+      body: new URLSearchParams({ csrf: formToken(confirm.text)!, email: 'ada@example.com' }),
+    });
+    expect(r.headers.get('location')).toBe(`${BASE}/?erased=1`);
+    expect((await receiver.store.ledger!.list({})).map((e) => e.reference)).toEqual(['ref_bo']);
+    const line = audit.find((l) => l.fields.board?.action === 'erase-customer')!;
+    expect(JSON.stringify(line)).not.toContain('example.com');
+    expect(line.fields.board).toMatchObject({ user: 'ada@shop.example', erased: 1, by: 'email' });
+  });
+});
