@@ -3,6 +3,8 @@ import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '../packages
 import { freePort, startExample, type ExampleName } from './security/examples.js';
 
 const MINUTE = 60_000;
+const BOARD_PASSWORD = 'board-pass';
+const signedIn = { authorization: `Basic ${Buffer.from(`admin:${BOARD_PASSWORD}`).toString('base64')}` };
 
 const examples: [name: ExampleName, readyWithinMs: number][] = [
   ['express', 30_000],
@@ -21,7 +23,13 @@ describe.each(examples)('examples/%s end to end against the reference service', 
     ref = await start({ allowHttpCallbacks: true, merchants: merchants(`http://127.0.0.1:${port}/webhooks`) });
     app = await startExample(
       name,
-      { PORT: String(port), PAYHOOK_BASE_URL: ref.url, PAYHOOK_API_KEY: SANDBOX_KEY, PAYHOOK_WEBHOOK_SECRET: SECRET },
+      {
+        PORT: String(port),
+        PAYHOOK_BASE_URL: ref.url,
+        PAYHOOK_API_KEY: SANDBOX_KEY,
+        PAYHOOK_WEBHOOK_SECRET: SECRET,
+        PAYHOOK_BOARD_PASSWORD: BOARD_PASSWORD,
+      },
       readyWithinMs,
     );
   }, readyWithinMs + 10_000);
@@ -60,6 +68,51 @@ describe.each(examples)('examples/%s end to end against the reference service', 
     const deliveries = ref.service.deliveries({ reference });
     expect(deliveries.length).toBe(7);
     expect(deliveries.every((d) => d.state === 'delivered')).toBe(true);
+  });
+
+  it('serves the board at /admin/payments behind Basic auth: the paid order listed, a replay posted with the page’s token', async () => {
+    const board = (path: string, headers: Record<string, string> = {}) =>
+      fetch(`${app.url}${path}`, { redirect: 'manual', headers: { ...signedIn, ...headers } });
+    const closed = await fetch(`${app.url}/admin/payments`, { redirect: 'manual' });
+    expect(closed.status).toBe(401);
+    expect(closed.headers.get('www-authenticate')).toBe('Basic realm="payhook board", charset="UTF-8"');
+
+    const merchantReference = `${name}-order-board`;
+    const checkout = await fetch(`${app.url}/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: '120.00', currencyCode: 'ETB', customerPhone: '0911234567', merchantReference }),
+    });
+    const { reference } = await checkout.json();
+    expect((await ref.call('POST', `/_sandbox/transactions/${reference}/pay`)).status).toBe(200);
+    await ref.service.clock.advance(0);
+    expect(await order(merchantReference)).toMatchObject({ status: 'completed' });
+
+    const list = await board('/admin/payments');
+    expect(list.status).toBe(200);
+    expect(await list.text()).toContain(`>${reference}<`);
+    // The payment's delivery, by the link the filtered list gives it.
+    const found = await (await board(`/admin/payments?reference=${reference}&outcome=processed`)).text();
+    const id = decodeURIComponent(/href="\/admin\/payments\/deliveries\/([^"]+)"/.exec(found)![1]!);
+    const confirm = await board(`/admin/payments/confirm?action=replay&id=${encodeURIComponent(id)}`);
+    expect(confirm.status).toBe(200);
+    const cookie = confirm.headers.getSetCookie()[0]!.split(';')[0]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await confirm.text())![1]!;
+    const replay = await fetch(`${app.url}/admin/payments/actions/replay`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        ...signedIn,
+        cookie,
+        origin: app.url,
+        'sec-fetch-site': 'same-origin',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ csrf, id }).toString(),
+    });
+    expect(replay.status).toBe(303);
+    const after = await board(replay.headers.get('location')!, { cookie });
+    expect(await after.text()).toMatch(/Replayed: <span[^>]*>duplicate<\/span>/);
   });
 
   it("answers a bad checkout with the service's message", async () => {

@@ -103,7 +103,7 @@ function sourceDigest(): string {
   };
   for (const dir of ['examples/next/app', 'examples/next/lib', 'examples/shop/src']) walk(join(root, dir));
   hash.update(readFileSync(join(nextExample, 'package.json'))).update(readFileSync(join(nextExample, 'next.config.mjs')));
-  for (const pkg of ['core', 'next', 'client', 'store-postgres', 'store-redis']) {
+  for (const pkg of ['core', 'next', 'client', 'store-postgres', 'store-redis', 'board']) {
     const dist = join(root, `packages/${pkg}/dist/index.js`);
     if (existsSync(dist)) hash.update(readFileSync(dist));
   }

@@ -1,9 +1,13 @@
+import { fastifyBoard } from '@payhook/board/node';
 import type { Shop } from '@payhook/example-shop';
 import { payhookFastify } from '@payhook/fastify';
 import { SERVER_TIMEOUTS } from '@payhook/example-shop/listen';
 import Fastify from 'fastify';
 
-/** The shop on Fastify: the payhook plugin has its own raw-body parser; the rest of the app parses JSON as usual. */
+/**
+ * The shop on Fastify: the payhook plugin and the board (at /admin/payments) each have their own
+ * body parsers; the rest of the app parses JSON as usual.
+ */
 export async function createApp(shop: Shop) {
   const app = Fastify({
     connectionTimeout: SERVER_TIMEOUTS.headersTimeoutMs,
@@ -13,6 +17,7 @@ export async function createApp(shop: Shop) {
     http: { headersTimeout: SERVER_TIMEOUTS.headersTimeoutMs, connectionsCheckingInterval: SERVER_TIMEOUTS.checkIntervalMs },
   });
   await app.register(payhookFastify, { receiver: shop.receiver, path: '/webhooks' });
+  await app.register(fastifyBoard(shop.board));
   app.post('/checkout', async (req, reply) => {
     const { status, body } = await shop.checkout(req.body);
     return reply.code(status).send(body);

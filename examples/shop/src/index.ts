@@ -1,3 +1,5 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createBoard, type Board } from '@payhook/board';
 import { createClient, PaymentServiceError } from '@payhook/client';
 import { pino } from 'pino';
 import { createReceiver, memoryStore, type LoggerOption, type Receiver, type Store, type TransactionStatus } from '@payhook/core';
@@ -27,6 +29,8 @@ export interface Answer {
 export interface Shop {
   receiver: Receiver;
   store: Store;
+  /** The delivery board at `/admin/payments`, behind HTTP Basic auth (`admin`, `PAYHOOK_BOARD_PASSWORD`). */
+  board: Board;
   /** `POST /checkout`: initialize a transaction for an order. */
   checkout(body: unknown): Promise<Answer>;
   /** `GET /orders/:merchantReference`. */
@@ -37,7 +41,8 @@ export interface Shop {
 /**
  * The merchant logic every example shares, so each example is only its framework's routing.
  * Reads `PAYHOOK_BASE_URL`, `PAYHOOK_API_KEY`, `PAYHOOK_WEBHOOK_SECRET`, and `REDIS_URL` or
- * `DATABASE_URL` to pick a shared store (otherwise the in-memory one). Logs through pino (JSON
+ * `DATABASE_URL` to pick a shared store (otherwise the in-memory one), each keeping a ledger for the
+ * board, and `PAYHOOK_BOARD_PASSWORD` to open the board (closed without it). Logs through pino (JSON
  * lines on stdout, `LOG_LEVEL` default info) unless given another logger.
  *
  * Orders live in this process's memory: enough for a demo. A real shop keeps them in its database,
@@ -51,10 +56,10 @@ export function createShop(env: Record<string, string | undefined> = process.env
   };
   const client = createClient({ apiKey: need('PAYHOOK_API_KEY'), baseUrl: need('PAYHOOK_BASE_URL') });
   const store: Store = env.REDIS_URL
-    ? redisStore({ url: env.REDIS_URL, prefix: 'payhook-example:' })
+    ? redisStore({ url: env.REDIS_URL, prefix: 'payhook-example:', ledger: true })
     : env.DATABASE_URL
-      ? postgresStore({ connectionString: env.DATABASE_URL, table: 'payhook_example_deliveries' })
-      : memoryStore();
+      ? postgresStore({ connectionString: env.DATABASE_URL, table: 'payhook_example_deliveries', ledger: true })
+      : memoryStore({ ledger: true });
   const orders = new Map<string, Order>();
 
   // pino, as a production service logs: one JSON line per delivery (info), refusals at warn with their reason.
@@ -77,6 +82,7 @@ export function createShop(env: Record<string, string | undefined> = process.env
   return {
     receiver,
     store,
+    board: shopBoard(receiver, env.PAYHOOK_BOARD_PASSWORD),
     async checkout(body) {
       const input = (body ?? {}) as Record<string, string>;
       try {
@@ -108,4 +114,39 @@ export function createShop(env: Record<string, string | undefined> = process.env
     },
     close: async () => store.close?.(),
   };
+}
+
+const BOARD_USER = 'admin';
+
+/** Both sides hashed first, so the comparison takes the same time whatever their lengths. */
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** The `user:password` an `Authorization: Basic …` header carries, or undefined. */
+function credentialsOf(request: Request): string | undefined {
+  const match = /^basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(request.headers.get('authorization') ?? '');
+  return match ? Buffer.from(match[1]!, 'base64').toString('utf8') : undefined;
+}
+
+const signIn = () =>
+  new Response('Sign in to see the board.\n', {
+    status: 401,
+    headers: { 'www-authenticate': 'Basic realm="payhook board", charset="UTF-8"' },
+  });
+
+/**
+ * The shop's board at `/admin/payments`, behind HTTP Basic auth: user `admin`, the password
+ * `PAYHOOK_BOARD_PASSWORD`. Without that password it is mounted but closed: every request gets 401.
+ * A real shop asks its own sign-in instead (see @payhook/board's README).
+ */
+function shopBoard(receiver: Receiver, password: string | undefined): Board {
+  const expected = password ? digest(`${BOARD_USER}:${password}`) : undefined;
+  return createBoard({
+    receiver,
+    basePath: '/admin/payments',
+    authorize: (request) => {
+      const given = credentialsOf(request);
+      if (expected === undefined || given === undefined || !timingSafeEqual(digest(given), expected)) return signIn();
+      return { user: BOARD_USER };
+    },
+  });
 }

@@ -1,4 +1,7 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { getRequestListener } from '@hono/node-server';
 import { connect, createEvents, deliver, payhookMatchers, startReferenceService, type DeliveryTarget } from '@payhook/testing';
 import { createShop, type Shop } from '@payhook/example-shop';
 
@@ -6,15 +9,40 @@ expect.extend(payhookMatchers);
 
 const quiet = { info() {}, warn() {}, error() {} };
 const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/**
+ * The app on a port of 127.0.0.1, whatever its framework (connect() reaches Fastify through
+ * inject and fetch apps in process): Fastify listens itself, a fetch app is served by
+ * @hono/node-server, an Express app or Node listener by node:http.
+ */
+async function overHttp(app: DeliveryTarget): Promise<{ origin: string; close(): Promise<void> }> {
+  const fastify = app as { inject?: unknown; listen?: (o: { port: number; host: string }) => Promise<string> };
+  if (typeof fastify.inject === 'function' && typeof fastify.listen === 'function') {
+    // Closed with the app.
+    return { origin: await fastify.listen({ port: 0, host: '127.0.0.1' }), close: async () => {} };
+  }
+  const fetchApp = app as { fetch?: (request: Request) => Response | Promise<Response> };
+  const server = http.createServer(
+    typeof fetchApp.fetch === 'function'
+      ? getRequestListener((request) => fetchApp.fetch!(request))
+      : (app as (req: http.IncomingMessage, res: http.ServerResponse) => void),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 /**
  * What every example must do, written once with @payhook/testing and run against each
  * framework's `createApp(shop)`: the reference service delivers to the real app.
  */
 export function shopContract(name: string, createApp: (shop: Shop) => DeliveryTarget | Promise<DeliveryTarget>): void {
-  async function started() {
+  async function started(env: Record<string, string> = {}) {
     const ref = await startReferenceService();
-    const shop = createShop(ref.env, { logger: quiet });
+    const shop = createShop({ ...ref.env, ...env }, { logger: quiet });
     const app = await createApp(shop);
     await ref.deliverTo(app);
     const api = await connect(app);
@@ -85,6 +113,64 @@ export function shopContract(name: string, createApp: (shop: Shop) => DeliveryTa
       await t.ref.refund(reference);
       expect(t.ref.deliveries({ reference })).toHaveBeenDelivered();
       expect(await t.order('order-late')).toMatchObject({ reference, events: ['payment.refunding', 'payment.success'] });
+    });
+
+    it('mounts the board at /admin/payments behind Basic auth: the paid payment listed, a replay posted with the page’s token', async () => {
+      await using t = await started({ PAYHOOK_BOARD_PASSWORD: 'board-pass' });
+      const web = await overHttp(t.app);
+      try {
+        const get = (path: string, headers: Record<string, string> = {}) =>
+          fetch(`${web.origin}${path}`, { redirect: 'manual', headers: { authorization: basic('admin', 'board-pass'), ...headers } });
+
+        const closed = await fetch(`${web.origin}/admin/payments/`);
+        expect(closed.status).toBe(401);
+        expect(closed.headers.get('www-authenticate')).toBe('Basic realm="payhook board", charset="UTF-8"');
+        expect((await get('/admin/payments/', { authorization: basic('admin', 'wrong') })).status).toBe(401);
+
+        const { reference } = await t.checkout('order-board');
+        await t.ref.pay(reference);
+        await t.shop.receiver.idle();
+        const list = await get('/admin/payments/');
+        expect(list.status).toBe(200);
+        expect(await list.text()).toContain(`>${reference}<`);
+
+        const ledger = t.shop.store.ledger!;
+        const [paid] = await ledger.list({ reference });
+        expect(paid!.outcome).toBe('processed');
+        const confirm = await get(`/admin/payments/confirm?action=replay&id=${encodeURIComponent(paid!.id)}`);
+        expect(confirm.status).toBe(200);
+        const cookie = confirm.headers.getSetCookie()[0]!.split(';')[0]!;
+        expect(cookie).toMatch(/^payhook_board=[\w-]{43}$/);
+        const csrf = /name="csrf" value="([^"]+)"/.exec(await confirm.text())![1]!;
+        const post = (fields: Record<string, string>, site: string) =>
+          fetch(`${web.origin}/admin/payments/actions/replay`, {
+            method: 'POST',
+            redirect: 'manual',
+            headers: {
+              authorization: basic('admin', 'board-pass'),
+              cookie,
+              origin: web.origin,
+              'sec-fetch-site': site,
+              'content-type': 'application/x-www-form-urlencoded',
+            },
+            body: new URLSearchParams(fields).toString(),
+          });
+
+        const replay = await post({ csrf, id: paid!.id }, 'same-origin');
+        expect(replay.status).toBe(303);
+        const after = await get(replay.headers.get('location')!, { cookie });
+        expect(after.status).toBe(200);
+        expect(await after.text()).toMatch(/Replayed: <span[^>]*>duplicate<\/span>/);
+        const recorded = (await ledger.list({ reference })).length;
+        expect(recorded).toBe(2);
+
+        expect((await post({ csrf, id: paid!.id }, 'cross-site')).status).toBe(403);
+        expect((await post({ id: paid!.id }, 'same-origin')).status).toBe(403);
+        // Refused: no replay ran.
+        expect(await ledger.list({ reference })).toHaveLength(recorded);
+      } finally {
+        await web.close();
+      }
     });
   });
 }

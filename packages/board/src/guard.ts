@@ -40,7 +40,9 @@ export function refusal(request: Request, url: URL, form: URLSearchParams): stri
   if (site !== null && site !== 'same-origin') return 'a post from another site';
   const origin = request.headers.get('origin');
   // The host only: behind a proxy that ends TLS the board may see http:// where the browser sent https://.
-  if (origin !== null && hostOf(origin) !== url.host) return 'a post from another origin';
+  // The Host header too: Next builds request.url from its own hostname, not from the host the browser asked.
+  const host = origin === null ? undefined : hostOf(origin);
+  if (origin !== null && host !== url.host && host !== request.headers.get('host')) return 'a post from another origin';
   const cookie = tokenOf(request);
   const sent = form.get('csrf');
   if (cookie === undefined || sent === null || !same(cookie, sent))

@@ -4,63 +4,129 @@ import { MAX_FORM_BYTES } from './guard.js';
 
 /** What Express and body parsers leave on a Node request. */
 type NodeRequest = IncomingMessage & { originalUrl?: string; body?: unknown; _body?: boolean };
+type Body = Uint8Array<ArrayBuffer> | string;
 
 /**
- * The board for Node's own requests: Express (`app.use(board.basePath, nodeBoard(board))`),
- * Fastify (`reply.hijack()`, then the raw request and reply) and `node:http`. It makes a
- * web-standard Request of the Node one (the full path, so it may be mounted under a prefix),
- * hands it to the board, and writes the answer back as it comes.
+ * The board for Node's own requests: Express (`app.use(board.basePath, nodeBoard(board))`) and
+ * `node:http`. It makes a web-standard Request of the Node one (the full path, so it may be mounted
+ * under a prefix), hands it to the board, and writes the answer back as it comes. A form an
+ * urlencoded parser already read (Express 4 or 5) is sent on as it parsed it.
  *
  * @example
- * app.use(board.basePath, nodeBoard(board)); // Express 4 or 5
+ * app.use(board.basePath, nodeBoard(board)); // Express 4 or 5, before or after express.urlencoded()
  */
 export function nodeBoard(board: Board): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  return async (req: NodeRequest, res) => {
-    try {
-      const response = await board.fetch(await toRequest(req));
-      res.statusCode = response.status;
-      for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
-      const cookies = response.headers.getSetCookie();
-      if (cookies.length > 0) res.setHeader('set-cookie', cookies);
-      if (response.body === null || req.method === 'HEAD') {
-        res.end();
-        return;
-      }
-      const reader = response.body.getReader();
-      // A browser that leaves (a closed tab) ends what is still being sent.
-      res.on('close', () => void reader.cancel().catch(() => {}));
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        res.write(value);
-      }
-      res.end();
-    } catch {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end();
-    }
+  return (req, res) => respond(board, req, res);
+}
+
+/** The parts of a Fastify 4 or 5 instance the mount uses, so that the board needs no fastify of its own. */
+export interface FastifyBoardInstance {
+  removeAllContentTypeParsers(): void;
+  addContentTypeParser(
+    type: string,
+    options: { parseAs: 'buffer'; bodyLimit: number },
+    parser: (request: unknown, body: Buffer | string, done: (error: null, body: Buffer | string) => void) => void,
+  ): void;
+  all(path: string, handler: (request: FastifyBoardRequest, reply: FastifyBoardReply) => Promise<void>): unknown;
+}
+interface FastifyBoardRequest {
+  raw: IncomingMessage;
+  body?: unknown;
+}
+interface FastifyBoardReply {
+  raw: ServerResponse;
+  hijack(): unknown;
+}
+
+/**
+ * The board for Fastify 4 and 5, as an encapsulated plugin: in its own context every body is
+ * read as bytes (at most the board's form limit) for its routes at `basePath` and under it, and the
+ * rest of the app parses as before. Register it without a `prefix` and do not wrap it in
+ * fastify-plugin: its routes are `basePath` as the browser sees it.
+ *
+ * @example
+ * await app.register(fastifyBoard(board));
+ */
+export function fastifyBoard(board: Board): (instance: FastifyBoardInstance) => Promise<void> {
+  return async (instance) => {
+    // This context only: no JSON parsing, no 415; the board answers what is not its form.
+    instance.removeAllContentTypeParsers();
+    const asBytes = { parseAs: 'buffer', bodyLimit: MAX_FORM_BYTES } as const;
+    const asIs = (_request: unknown, body: Buffer | string, done: (error: null, body: Buffer | string) => void) => done(null, body);
+    instance.addContentTypeParser('application/x-www-form-urlencoded', asBytes, asIs);
+    instance.addContentTypeParser('*', asBytes, asIs);
+    const handler = async (request: FastifyBoardRequest, reply: FastifyBoardReply) => {
+      // The board writes the answer to the Node response itself.
+      reply.hijack();
+      const body = request.body instanceof Uint8Array ? new Uint8Array(request.body) : '';
+      await respond(board, request.raw, reply.raw, body);
+    };
+    if (board.basePath !== '') instance.all(board.basePath, handler);
+    instance.all(`${board.basePath}/*`, handler);
   };
 }
 
-async function toRequest(req: NodeRequest): Promise<Request> {
+/** Express's, Fastify's and node:http's one path: the board's answer to a Node request, written to its response. */
+async function respond(board: Board, req: NodeRequest, res: ServerResponse, body?: Body): Promise<void> {
+  try {
+    const response = await board.fetch(await toRequest(req, body));
+    res.statusCode = response.status;
+    for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
+    const cookies = response.headers.getSetCookie();
+    if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+    if (response.body === null || req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    const reader = response.body.getReader();
+    // A browser that leaves (a closed tab) ends what is still being sent.
+    res.on('close', () => void reader.cancel().catch(() => {}));
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+    res.end();
+  } catch {
+    if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end();
+  }
+}
+
+async function toRequest(req: NodeRequest, body: Body | undefined): Promise<Request> {
   const secure = (req.socket as { encrypted?: boolean }).encrypted === true;
   const url = new URL(req.originalUrl ?? req.url ?? '/', `${secure ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
+    // The body below is whole bytes, maybe a parser's re-encoding: its length is its own.
+    if (name === 'content-length' || name === 'transfer-encoding') continue;
     if (Array.isArray(value)) for (const v of value) headers.append(name, v);
     else if (value !== undefined) headers.set(name, value);
   }
   const method = req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return new Request(url, { method, headers });
-  return new Request(url, { method, headers, body: await bodyOf(req) });
+  return new Request(url, { method, headers, body: body ?? parsedBody(req) ?? (await streamOf(req)) });
 }
 
-/** A post's body: what a body parser (express.urlencoded) already read, or the stream, up to one byte past the board's limit. */
-async function bodyOf(req: NodeRequest): Promise<Uint8Array<ArrayBuffer> | string> {
-  if (req._body === true && req.body !== null && typeof req.body === 'object' && !(req.body instanceof Uint8Array)) {
-    return new URLSearchParams(req.body as Record<string, string>).toString();
-  }
-  if (req.body instanceof Uint8Array) return new Uint8Array(req.body);
+/**
+ * What a body parser that ran before the board read, or undefined when the stream is still unread:
+ * body-parser 1 (Express 4) marks it `_body`, body-parser 2 (Express 5) only ends the stream.
+ */
+function parsedBody(req: NodeRequest): Body | undefined {
+  if (req._body !== true && !req.readableEnded) return undefined;
+  const parsed = req.body;
+  if (parsed instanceof Uint8Array) return new Uint8Array(parsed);
+  if (typeof parsed === 'string') return parsed;
+  if (parsed === null || typeof parsed !== 'object') return '';
+  // express.urlencoded's object (qs or querystring), a form again: the board's fields are strings.
+  const form = new URLSearchParams();
+  for (const [name, value] of Object.entries(parsed))
+    for (const v of Array.isArray(value) ? value : [value]) if (typeof v === 'string') form.append(name, v);
+  return form.toString();
+}
+
+/** The request's own body, up to one byte past the board's limit. */
+async function streamOf(req: NodeRequest): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

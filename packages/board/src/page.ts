@@ -18,7 +18,9 @@ export function link(view: Pick<View, 'settings'>, path: string, query: Record<s
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') q.set(k, String(v));
   const s = q.toString();
-  return `${view.settings.basePath}${path}${s ? `?${s}` : ''}`;
+  // The list is the board's path itself (`/admin/payments`, not `/admin/payments/`): Next redirects a trailing slash away.
+  const at = path === '/' && view.settings.basePath !== '' ? view.settings.basePath : `${view.settings.basePath}${path}`;
+  return `${at}${s ? `?${s}` : ''}`;
 }
 
 /** A whole page: the board's header and stylesheet, and its script only where asked (the live list). */

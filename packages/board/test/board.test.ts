@@ -154,7 +154,7 @@ describe('actions', () => {
     expect(await ledger.list({ deadLetters: 'open' })).toEqual([]);
 
     const erase = await post('erase', { csrf: token, reference: 'ref_done' });
-    expect(erase.headers.get('location')).toBe(`${BASE}/?erased=2`);
+    expect(erase.headers.get('location')).toBe(`${BASE}?erased=2`);
     expect(await ledger.list({ reference: 'ref_done' })).toEqual([]);
 
     const lines = audit.filter((l) => l.fields.board !== undefined).map((l) => [l.fields.board!.user, l.fields.board!.action]);

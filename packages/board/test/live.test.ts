@@ -23,8 +23,9 @@ async function openLive(url: string) {
       const decoder = new TextDecoder();
       let buffer = '';
       try {
-        for await (const chunk of r.body!) {
-          buffer += decoder.decode(chunk, { stream: true });
+        const reader = r.body!.getReader();
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+          buffer += decoder.decode(chunk.value, { stream: true });
           for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
             const block = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
@@ -135,7 +136,7 @@ describe('the chart, the merchant reference, and a customer’s erasure', () => 
       headers: { cookie: first.cookie!, 'content-type': 'application/x-www-form-urlencoded', origin },
       body: new URLSearchParams({ csrf: formToken(confirm.text)!, email: 'ada@example.com' }),
     });
-    expect(r.headers.get('location')).toBe(`${BASE}/?erased=1`);
+    expect(r.headers.get('location')).toBe(`${BASE}?erased=1`);
     expect((await receiver.store.ledger!.list({})).map((e) => e.reference)).toEqual(['ref_bo']);
     const line = audit.find((l) => l.fields.board?.action === 'erase-customer')!;
     expect(JSON.stringify(line)).not.toContain('example.com');

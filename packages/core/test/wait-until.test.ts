@@ -84,6 +84,19 @@ describe('handle(request, { waitUntil })', () => {
     await clock.advance(400);
     expect(done).toEqual([event.reference]);
   });
+
+  it('answers as usual when the hook throws and the store keeps a ledger (its writes go on unheld)', async () => {
+    const store = memoryStore({ ledger: true });
+    const receiver = createReceiver({ secret, store, logger: quiet }).on('payment.success', () => {});
+    const waitUntil = () => {
+      throw new Error('`after` was called outside a request scope');
+    };
+    const event = createEvent('payment.success');
+    const answer = await receiver.handle(signedRequest(event, { secret }), { waitUntil });
+    expect([answer.status, (await answer.json()).outcome]).toEqual([200, 'processed']);
+    await receiver.idle();
+    expect((await store.ledger!.list({})).map((e) => e.outcome)).toEqual(['processed']);
+  });
 });
 
 describe("afterBudget: 'retry', for platforms that freeze after the answer", () => {

@@ -49,7 +49,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         hold = waitUntil && !handoff ? holdOpen(waitUntil) : undefined;
         r = await processDelivery(delivery, hold?.handOver);
         // The ledger writes after the answer: on a platform that freezes once it has answered, under its waitUntil.
-        if (writer) waitUntil?.(writer.idle());
+        if (writer) holdLedger(waitUntil, writer.idle());
       } catch (error) {
         r = crashed(p, error, undefined);
       } finally {
@@ -85,6 +85,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   };
   Object.defineProperty(receiver, ADAPTER, { value: adapter });
   return receiver;
+}
+
+/** The ledger's writes under the platform's hook; a hook that throws (called outside its request) holds nothing, as in holdOpen. */
+function holdLedger(waitUntil: ((work: Promise<unknown>) => void) | undefined, idle: Promise<void>): void {
+  try {
+    waitUntil?.(idle);
+  } catch {}
 }
 
 const NO_LEDGER =
