@@ -3,6 +3,7 @@
 // is ignored; a refund follows; the shop goes down and the service's retries recover on a fast
 // clock; a lost webhook is recovered by a reconcile run. `--keep` leaves both servers up.
 // Runs from the packages' sources, which tsx finds through tsconfig.json `paths`: no build needed.
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -58,6 +59,8 @@ const env = {
   PAYHOOK_BASE_URL: serviceUrl,
   PAYHOOK_API_KEY: 'sk_test_demo_shop_key_000001',
   PAYHOOK_WEBHOOK_SECRET: 'whsec_demo_shop_secret',
+  // The shop's board (/admin/payments, user admin): a password of this run's own, printed with --keep.
+  PAYHOOK_BOARD_PASSWORD: randomBytes(9).toString('base64url'),
 };
 
 // The shop logs through pino, as it would in production. Each line pino writes is narrated, then
@@ -177,7 +180,18 @@ if (failures.length > 0) {
 }
 if (keep && failures.length === 0) {
   const aheadMs = service.clock.now() - Date.now();
-  keepServing({ serviceUrl, shopUrl, apiKey: env.PAYHOOK_API_KEY, webhookSecret: env.PAYHOOK_WEBHOOK_SECRET, aheadMs, stop }, say);
+  keepServing(
+    {
+      serviceUrl,
+      shopUrl,
+      apiKey: env.PAYHOOK_API_KEY,
+      webhookSecret: env.PAYHOOK_WEBHOOK_SECRET,
+      boardPassword: env.PAYHOOK_BOARD_PASSWORD,
+      aheadMs,
+      stop,
+    },
+    say,
+  );
 } else {
   if (failures.length === 0) keepHint(say);
   await stop();

@@ -115,6 +115,12 @@ it('`pnpm demo --keep` keeps both servers up on the ports asked for, shows how t
     expect(apiKey).toBe('sk_test_demo_shop_key_000001');
     expect(field('webhook secret')).toBe('whsec_demo_shop_secret');
     expect((await fetch(`${service}/_dashboard`)).status).toBe(200);
+    // The shop's board, behind the password this run printed.
+    expect(field('board')).toBe(`${shop}/admin/payments`);
+    const password = stdout.match(/^ {3}board .*\(user admin, password (\S+):/m)?.[1];
+    expect((await fetch(`${shop}/admin/payments`)).status).toBe(401);
+    const board = await fetch(`${shop}/admin/payments`, { headers: { authorization: `Basic ${btoa(`admin:${password}`)}` } });
+    expect(board.status).toBe(200);
 
     // The printed checkout command, as curl would send it.
     const checkoutCommand = stdout.match(/^ {3}curl -X POST (\S+) -H 'content-type: application\/json' -d '([^']*)'$/m);

@@ -12,6 +12,8 @@ export interface Kept {
   shopUrl: string;
   apiKey: string;
   webhookSecret: string;
+  /** The shop's board at /admin/payments, user `admin`. */
+  boardPassword: string;
   /** How far the story moved the service's clock ahead of the wall clock (step 3's retries). */
   aheadMs: number;
   /** Close both servers and the shop. */
@@ -33,6 +35,7 @@ export function keepServing(kept: Kept, say: (text?: string) => void) {
   say(`   service         ${serviceUrl}`);
   say(`   dashboard       ${serviceUrl}/_dashboard`);
   say(`   shop            ${shopUrl}`);
+  say(`   board           ${shopUrl}/admin/payments   (user admin, password ${kept.boardPassword}: every delivery, replay, dead letters)`);
   say(`   API key         ${apiKey}   (sandbox, the demo's own)`);
   say(`   webhook secret  ${webhookSecret}`);
   say('\nStart another checkout (a new merchantReference for each order); the answer has a checkoutUrl to open in a browser and pay:');
