@@ -62,7 +62,7 @@ export function confirmView(view: View, action: Action): Response {
   const body = html`<h2>${a.verb}: ${target}?</h2><p>${a.what}</p>
 <form method="post" action="${link(view, `/actions/${action}`)}" class="actions">
 <input type="hidden" name="csrf" value="${view.token}">${id && html`<input type="hidden" name="id" value="${id}">`}${reference && html`<input type="hidden" name="reference" value="${reference}">`}${email && html`<input type="hidden" name="email" value="${email}">`}${phone && html`<input type="hidden" name="phone" value="${phone}">`}
-<button type="submit"${action !== 'replay' && action !== 'retry' && action !== 'retry-all' ? html` class="danger"` : ''}>${a.verb}</button> <a href="${back}">Cancel</a>
+<button type="submit"${action !== 'replay' && action !== 'retry' && action !== 'retry-all' ? html` class="danger"` : html` class="primary"`}>${a.verb}</button> <a href="${back}">Cancel</a>
 </form>`;
   return page(view, `${a.verb}?`, body);
 }

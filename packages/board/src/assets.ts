@@ -17,7 +17,8 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}code,pre{font-family:u
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1.2rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
 .notice{border:1px solid var(--line);border-left:4px solid var(--focus);padding:.6rem .8rem;margin:0 0 1rem}
 .notice.error{border-left-color:var(--bad)}.actions{display:flex;flex-wrap:wrap;gap:.6rem;margin:1rem 0}
-.actions a{padding:.3rem .7rem;border:1px solid #8a9099;border-radius:4px;text-decoration:none;background:#eef1f5;color:#1c1f23}
+nav.actions a,p.actions a{padding:.3rem .7rem;border:1px solid #8a9099;border-radius:4px;text-decoration:none;background:#eef1f5;color:#1c1f23}
+form.actions{align-items:center}button.primary{background:var(--focus);color:#fff;border-color:var(--focus)}
 ol.timeline{padding-left:1.2rem}ol.timeline li{margin:.2rem 0}ol.timeline li.current{font-weight:600}
 .pager{display:flex;gap:1rem;margin:1rem 0}.muted{color:var(--muted)}
 .chart{display:block;max-width:100%;height:auto;margin:.5rem 0}tr.new td{background:#eef6ff}

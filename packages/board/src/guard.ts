@@ -42,7 +42,9 @@ export function refusal(request: Request, url: URL, form: URLSearchParams): stri
   // The host only: behind a proxy that ends TLS the board may see http:// where the browser sent https://.
   // The Host header too: Next builds request.url from its own hostname, not from the host the browser asked.
   const host = origin === null ? undefined : hostOf(origin);
-  if (origin !== null && host !== url.host && host !== request.headers.get('host')) return 'a post from another origin';
+  // "null" is an origin the browser hides (a policy, a sandbox): taken only where the browser also says same-origin.
+  const hidden = origin === 'null' && site === 'same-origin';
+  if (origin !== null && !hidden && host !== url.host && host !== request.headers.get('host')) return 'a post from another origin';
   const cookie = tokenOf(request);
   const sent = form.get('csrf');
   if (cookie === undefined || sent === null || !same(cookie, sent))
@@ -94,12 +96,13 @@ export async function readForm(request: Request): Promise<URLSearchParams | unde
   return new URLSearchParams(new TextDecoder().decode(bytes));
 }
 
-/** Headers on every answer: a policy that runs only the board's own files, and no framing, sniffing, caching or referrer. */
+/** Headers on every answer: a policy that runs only the board's own files, and no framing, sniffing, caching, or referrer to other sites. */
 export const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy':
     "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: under it the browser sends `Origin: null` with the board's own posts.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
 };

@@ -1,7 +1,7 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { SECURITY_HEADERS } from './guard.js';
 import { at, bare, link, type View } from './page.js';
-import { toneOf } from './views/outcome.js';
+import { eventLabel, toneOf } from './views/outcome.js';
 
 /** How many records one look at the ledger sends at most: past that many a second, the page shows the newest and a reload shows all. */
 const BATCH = 100;
@@ -38,7 +38,7 @@ export const liveRow = (view: Pick<View, 'settings'>, e: LedgerEntry): LiveRow =
   href: link(view, `/deliveries/${encodeURIComponent(e.id)}`),
   receivedAt: at(e.receivedAt),
   reference: e.reference ?? '',
-  event: e.event ?? '',
+  event: eventLabel(e),
   outcome: e.outcome,
   tone: toneOf(e.outcome),
   late: e.late?.outcome ?? '',

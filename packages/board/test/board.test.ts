@@ -56,6 +56,8 @@ describe('mounting', () => {
     expect([...page.text.matchAll(/<script[^>]*>/g)].map((m) => m[0])).toEqual([`<script src="${BASE}/assets/board.js" defer>`]);
     expect(page.text).not.toMatch(/<script[^>]*>[^<]|<style|\sstyle=|\son[a-z]+=/i);
     expect((await fetch(`${origin}${BASE}/assets/board.js`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    // A browser sends the board's own posts with their Origin only under a policy that keeps it same-origin.
+    expect(page.headers.get('referrer-policy')).toBe('same-origin');
     expect(page.headers.getSetCookie()[0]).toMatch(/^payhook_board=[\w-]{43}; Path=\/admin\/payments; HttpOnly; SameSite=Strict$/);
     const css = await fetch(`${origin}${BASE}/assets/board.css`);
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
@@ -175,13 +177,20 @@ describe('actions', () => {
       ['no cookie', post('erase', { reference: 'ref_keep', csrf: token }, { cookie: '' })],
       ['cross-site', post('erase', { reference: 'ref_keep', csrf: token }, { 'sec-fetch-site': 'cross-site' })],
       ['another origin', post('erase', { reference: 'ref_keep', csrf: token }, { origin: 'https://evil.example' })],
+      [
+        'a hidden origin, cross-site',
+        post('erase', { reference: 'ref_keep', csrf: token }, { origin: 'null', 'sec-fetch-site': 'cross-site' }),
+      ],
     ];
     for (const [name, response] of cases) expect([name, (await response).status]).toEqual([name, 403]);
     const big = await post('erase', { reference: 'ref_keep', csrf: token, pad: 'x'.repeat(5000) });
     expect(big.status).toBe(413);
     expect(await receiver.store.ledger!.list({ reference: 'ref_keep' })).toHaveLength(1);
-    expect(audit.filter((l) => l.fields.board?.refused !== undefined)).toHaveLength(5);
+    expect(audit.filter((l) => l.fields.board?.refused !== undefined)).toHaveLength(6);
     expect(cookie).toBeDefined();
+    // A browser that hides the origin ("null") but says same-origin is the board's own page.
+    expect((await post('erase', { reference: 'ref_keep', csrf: token }, { origin: 'null' })).status).toBe(303);
+    expect(await receiver.store.ledger!.list({ reference: 'ref_keep' })).toHaveLength(0);
 
     const readOnly = await start({ readOnly: true });
     await readOnly.deliver(eventBody('ref_ro'));

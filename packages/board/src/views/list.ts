@@ -2,7 +2,7 @@ import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { html } from '../html.js';
 import { at, link, page, type View } from '../page.js';
 import { findByMerchant, MERCHANT_SCAN } from './merchant.js';
-import { isOutcome, OUTCOME_NAMES, outcomeOf } from './outcome.js';
+import { eventLabel, isOutcome, OUTCOME_NAMES, outcomeOf } from './outcome.js';
 
 /** The longest filter value kept: the ledger cuts references and event names at 128 characters. */
 const MAX_FILTER = 128;
@@ -90,7 +90,7 @@ function table(view: View, rows: LedgerEntry[], live: string | undefined) {
 <thead><tr><th scope="col">Received</th><th scope="col">Reference</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Signature</th><th scope="col">Took</th></tr></thead>
 <tbody>${rows.map(
     (e) =>
-      html`<tr data-id="${e.id}"><td><a href="${link(view, `/deliveries/${encodeURIComponent(e.id)}`)}">${at(e.receivedAt)}</a></td><td class="value">${e.reference ?? html`<span class="muted">none</span>`}</td><td>${e.event ?? ''}</td><td>${outcomeOf(e)}${e.deadLetter ? html` <span class="outcome bad">${e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter'}</span>` : ''}</td><td class="num">${e.status}</td><td class="num">${e.attempt ?? ''}</td><td>${e.signature}</td><td class="num">${Math.round(e.durationMs)} ms</td></tr>`,
+      html`<tr data-id="${e.id}"><td><a href="${link(view, `/deliveries/${encodeURIComponent(e.id)}`)}">${at(e.receivedAt)}</a></td><td class="value">${e.reference ?? html`<span class="muted">none</span>`}</td><td>${eventLabel(e)}</td><td>${outcomeOf(e)}${e.deadLetter ? html` <span class="outcome bad">${e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter'}</span>` : ''}</td><td class="num">${e.status}</td><td class="num">${e.attempt ?? ''}</td><td>${e.signature}</td><td class="num">${Math.round(e.durationMs)} ms</td></tr>`,
   )}</tbody></table>`;
 }
 

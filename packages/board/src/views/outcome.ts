@@ -20,3 +20,7 @@ export const outcomeOf = (e: LedgerEntry): Html =>
 
 export const isOutcome = (value: string): value is DeliveryOutcome => Object.hasOwn(OUTCOMES, value);
 export const OUTCOME_NAMES = Object.keys(OUTCOMES) as DeliveryOutcome[];
+
+/** The event as a row shows it, with where it came from when that is not the service's webhook (a replay, a reconcile). */
+export const eventLabel = (e: Pick<LedgerEntry, 'event' | 'source'>): string =>
+  [e.event ?? '', e.source === 'webhook' ? '' : e.source].filter((x) => x !== '').join(' · ');
