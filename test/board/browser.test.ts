@@ -158,6 +158,21 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     await page.close();
   });
 
+  it('erases one customer’s records, found by phone in the kept bodies, and no one else’s', async () => {
+    const [first, second] = [await ex.pay('customer-1', { phone: '0911999888' }), await ex.pay('customer-2', { phone: '0911999888' })];
+    const page = await context.newPage();
+    await openList(page, ex.app.url, {}, (rs) => rs.some((r) => r.reference === second.reference), 'both of the customer’s payments');
+    await page.click('details.erase summary');
+    await page.fill('details.erase input[name=phone]', '+251 911 999 888');
+    await follow(page, () => page.click('details.erase button[type=submit]'), /action=erase-customer&/);
+    expect(await page.textContent('main h2')).toBe('Erase: customer +251 911 999 888?');
+    await follow(page, () => page.click('form.actions button.danger'), /erased=2/);
+    expect(await notice(page)).toBe('Erased 2 records.');
+    for (const p of [first, second]) expect(await filter(page, { reference: p.reference })).toEqual([]);
+    expect((await filter(page, { reference: keyed.reference })).length).toBeGreaterThan(0);
+    await page.close();
+  });
+
   it('adds a new delivery to an open list without a reload', async () => {
     const page = await context.newPage();
     await page.goto(url('/'));

@@ -24,7 +24,7 @@ export interface BoardExample {
   ref: Started;
   password: string;
   /** An order through the shop's checkout, paid at the service and delivered (`duplicate`: its delivery is sent twice). */
-  pay(tag: string, options?: { duplicate?: boolean }): Promise<Payment>;
+  pay(tag: string, options?: { duplicate?: boolean; phone?: string }): Promise<Payment>;
   /** A payment delivered to the second receiver, whose handler throws NonRetriableError: `rejected`, a dead letter in the shared ledger. */
   payRejected(tag: string): Promise<Payment>;
   close(): Promise<void>;
@@ -83,12 +83,12 @@ export async function startBoardExample(databaseUrl: string): Promise<BoardExamp
       app,
       ref,
       password,
-      async pay(tag, { duplicate = false } = {}) {
+      async pay(tag, { duplicate = false, phone = '0911234567' } = {}) {
         const merchantReference = `${tag}-${suffix}`;
         const res = await fetch(`${app.url}/checkout`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ amount: '120.00', currencyCode: 'ETB', customerPhone: '0911234567', merchantReference }),
+          body: JSON.stringify({ amount: '120.00', currencyCode: 'ETB', customerPhone: phone, merchantReference }),
         });
         if (res.status !== 200) throw new Error(`checkout ${merchantReference}: ${res.status} ${await res.text()}`);
         const { reference } = (await res.json()) as { reference: string };
