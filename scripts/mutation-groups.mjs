@@ -45,6 +45,11 @@ export const MUTATION_GROUPS = {
       'packages/core/test/{memory-ledger,memory-store-warning,fast-path}.test.ts',
     ],
   },
+  // The board's guard and escaping (issue 36): a silent break here lets a cross-site post act, or a stranger's markup run.
+  board: {
+    mutate: ['packages/board/src/{guard,html}.ts'],
+    tests: ['packages/board/test/{guard,board,live,mounts}.test.ts'],
+  },
 };
 
 /** The group named by PAYHOOK_MUTATION_GROUP (set by scripts/mutation.mjs). */

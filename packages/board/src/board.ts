@@ -86,8 +86,9 @@ async function route(view: View, request: Request, path: string, live: LiveCount
   if (method !== 'POST' || action === undefined || !isAction(action)) {
     return new Response('Not allowed.\n', { status: 405, headers: { ...SECURITY_HEADERS, allow: 'GET, HEAD, POST' } });
   }
-  const form = await readForm(request);
-  if (form === undefined) return bare(413, 'An action is a small form; this was not one.');
+  const form = await readForm(request, adapterOf(view.settings.receiver).bodyDeadline);
+  if (form === 'too-slow') return bare(408, 'The form did not arrive in time.');
+  if (form === 'too-large') return bare(413, 'An action is a small form; this was not one.');
   const why = refusal(request, view.url, form);
   if (why !== undefined) {
     adapterOf(view.settings.receiver).log(

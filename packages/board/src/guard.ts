@@ -1,3 +1,5 @@
+import { readBodyLimited, type BodyDeadline } from '@payhook/core/adapter';
+
 /**
  * What keeps the board's actions to the people `authorize` lets in, from the pages the board
  * served them: a token in a cookie of the board's own, sent back in each form (double submit), and
@@ -68,32 +70,16 @@ function same(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** The form a post sent, read up to MAX_FORM_BYTES; undefined when it is not a form or is bigger. */
-export async function readForm(request: Request): Promise<URLSearchParams | undefined> {
+/**
+ * The form a post sent, read with core's bounded reader up to MAX_FORM_BYTES (and within the
+ * receiver's body deadline, when given): 'too-large' when it is not a form or is bigger,
+ * 'too-slow' when it did not arrive in time.
+ */
+export async function readForm(request: Request, deadline?: BodyDeadline): Promise<URLSearchParams | 'too-large' | 'too-slow'> {
   const type = request.headers.get('content-type') ?? '';
-  if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) return undefined;
-  const length = Number(request.headers.get('content-length') ?? 0);
-  if (length > MAX_FORM_BYTES || request.body === null) return length > MAX_FORM_BYTES ? undefined : new URLSearchParams();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_FORM_BYTES) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return new URLSearchParams(new TextDecoder().decode(bytes));
+  if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) return 'too-large';
+  const bytes = deadline ? await readBodyLimited(request, MAX_FORM_BYTES, deadline) : await readBodyLimited(request, MAX_FORM_BYTES);
+  return typeof bytes === 'string' ? bytes : new URLSearchParams(new TextDecoder().decode(bytes));
 }
 
 /** Headers on every answer: a policy that runs only the board's own files, and no framing, sniffing, caching, or referrer to other sites. */

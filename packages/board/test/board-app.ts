@@ -1,6 +1,7 @@
 // A receiver with a memory ledger and the board over it, served by node:http on 127.0.0.1 through
 // nodeBoard, as an Express or plain Node app mounts it. For the board's tests.
 import { createServer, type Server } from 'node:http';
+import { afterEach } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { createReceiver, memoryStore, NonRetriableError, sign } from '@payhook/core';
 import { createBoard, type BoardOptions } from '@payhook/board';
@@ -67,3 +68,16 @@ export async function getPage(origin: string, path: string, cookie?: string) {
 
 /** The hidden token a page's form carries. */
 export const formToken = (page: string): string | undefined => /name="csrf" value="([^"]+)"/.exec(page)?.[1];
+
+/** startBoardApp for a test file: each app started is closed after its test. */
+export function boardApps(): (...args: Parameters<typeof startBoardApp>) => ReturnType<typeof startBoardApp> {
+  const apps: Array<{ close(): Promise<unknown> }> = [];
+  afterEach(async () => {
+    while (apps.length > 0) await apps.pop()!.close();
+  });
+  return async (...args) => {
+    const app = await startBoardApp(...args);
+    apps.push(app);
+    return app;
+  };
+}

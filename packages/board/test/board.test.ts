@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createReceiver, memoryStore } from '@payhook/core';
 import { createBoard } from '@payhook/board';
-import { BASE, eventBody, formToken, getPage, startBoardApp } from './board-app.js';
+import { BASE, boardApps, eventBody, formToken, getPage } from './board-app.js';
 
-const apps: Array<{ close(): Promise<unknown> }> = [];
-const start = async (...args: Parameters<typeof startBoardApp>) => {
-  const app = await startBoardApp(...args);
-  apps.push(app);
-  return app;
-};
-afterEach(async () => {
-  while (apps.length > 0) await apps.pop()!.close();
-});
+const start = boardApps();
 
 describe('mounting', () => {
   it('refuses to mount without authorize, or over a store that keeps no ledger', () => {

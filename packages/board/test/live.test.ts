@@ -1,16 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { perMinute } from '../src/views/chart.js';
-import { BASE, eventBody, formToken, getPage, startBoardApp } from './board-app.js';
+import { BASE, boardApps, eventBody, formToken, getPage } from './board-app.js';
 
-const apps: Array<{ close(): Promise<unknown> }> = [];
-const start = async (...args: Parameters<typeof startBoardApp>) => {
-  const app = await startBoardApp(...args);
-  apps.push(app);
-  return app;
-};
-afterEach(async () => {
-  while (apps.length > 0) await apps.pop()!.close();
-});
+const start = boardApps();
 
 /** An open live stream: the events it has sent so far, read as they come. */
 async function openLive(url: string) {

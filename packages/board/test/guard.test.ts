@@ -1,0 +1,141 @@
+// The guard and the template tag on their own: what a post must carry, what a form may weigh, and
+// what a value becomes in a page. The board's HTTP tests show them in place; these pin each rule.
+import { describe, expect, it } from 'vitest';
+import { manualClock } from '@payhook/testing';
+import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/guard.js';
+import { escapeHtml, html, lines } from '../src/html.js';
+
+const TOKEN = 'A'.repeat(42) + 'b';
+const post = (headers: Record<string, string>, url = 'http://shop.example/admin/payments/actions/replay') =>
+  new Request(url, { method: 'POST', headers });
+const form = (fields: Record<string, string>) => new URLSearchParams(fields);
+
+describe('the token', () => {
+  it('is read only from the board’s own cookie, and only when well formed', () => {
+    expect(tokenOf(post({ cookie: `a=1; payhook_board=${TOKEN}; b=2` }))).toBe(TOKEN);
+    expect(tokenOf(post({ cookie: `other=${TOKEN}` }))).toBeUndefined();
+    expect(tokenOf(post({ cookie: `payhook_board=${TOKEN}x` }))).toBeUndefined();
+    expect(tokenOf(post({ cookie: `payhook_board=x${TOKEN}` }))).toBeUndefined();
+    expect(tokenOf(post({ cookie: `payhook_board=${TOKEN.slice(1)}=` }))).toBeUndefined();
+    expect(tokenOf(post({ cookie: 'payhook_board' }))).toBeUndefined();
+    expect(tokenOf(post({}))).toBeUndefined();
+  });
+
+  it('is 32 random bytes in base64url, and its cookie is HttpOnly, SameSite=Strict, for the board’s path', () => {
+    const tokens = new Set(Array.from({ length: 50 }, newToken));
+    expect(tokens.size).toBe(50);
+    for (const t of tokens) expect(t).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(tokenCookie(TOKEN, '/admin/payments', false)).toBe(`payhook_board=${TOKEN}; Path=/admin/payments; HttpOnly; SameSite=Strict`);
+    expect(tokenCookie(TOKEN, '', true)).toBe(`payhook_board=${TOKEN}; Path=/; HttpOnly; SameSite=Strict; Secure`);
+  });
+});
+
+describe('a post may act', () => {
+  const url = new URL('http://shop.example/admin/payments/actions/replay');
+  const withToken = form({ csrf: TOKEN });
+  const cookie = `payhook_board=${TOKEN}`;
+  const why = (headers: Record<string, string>, fields = withToken) => refusal(post({ cookie, ...headers }), url, fields);
+
+  it('from the board’s own page: same site, its origin (by the URL’s host or the Host header), its token', () => {
+    expect(why({ 'sec-fetch-site': 'same-origin', origin: 'http://shop.example' })).toBeUndefined();
+    expect(why({ origin: 'https://shop.example' })).toBeUndefined(); // TLS ended by a proxy
+    expect(why({ origin: 'http://public.example', host: 'public.example' })).toBeUndefined(); // Next's request.url
+    expect(why({})).toBeUndefined(); // a client that is no browser: the token alone
+    expect(why({ origin: 'null', 'sec-fetch-site': 'same-origin' })).toBeUndefined();
+  });
+
+  it('never from another site or origin, a hidden origin the browser does not vouch for, or without the token', () => {
+    expect(why({ 'sec-fetch-site': 'cross-site' })).toBe('a post from another site');
+    expect(why({ 'sec-fetch-site': 'same-site' })).toBe('a post from another site');
+    expect(why({ origin: 'http://evil.example' })).toBe('a post from another origin');
+    expect(why({ origin: 'http://evil.example', host: 'public.example' })).toBe('a post from another origin');
+    expect(why({ origin: 'null' })).toBe('a post from another origin');
+    expect(why({ origin: 'not a url' })).toBe('a post from another origin');
+    expect(why({}, form({}))).toMatch(/^a post without the page’s token/);
+    expect(why({}, form({ csrf: `${TOKEN.slice(1)}c` }))).toMatch(/^a post without the page’s token/);
+    expect(why({}, form({ csrf: TOKEN.slice(1) }))).toMatch(/^a post without the page’s token/);
+    expect(refusal(post({}), url, withToken)).toMatch(/^a post without the page’s token/);
+  });
+});
+
+describe('a form', () => {
+  const streamed = (chunks: string[], headers: Record<string, string> = {}) =>
+    new Request('http://shop.example/a', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8', ...headers },
+      body: new ReadableStream({
+        start(c) {
+          for (const chunk of chunks) c.enqueue(new TextEncoder().encode(chunk));
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+
+  it('is read whole across chunks, up to the limit', async () => {
+    const read = await readForm(streamed(['csrf=ab', 'c&id=', '42']));
+    expect(Object.fromEntries(read as URLSearchParams)).toEqual({ csrf: 'abc', id: '42' });
+    expect(await readForm(streamed(['x='.padEnd(MAX_FORM_BYTES, 'y')]))).toBeInstanceOf(URLSearchParams);
+  });
+
+  it('is refused past the limit (said or streamed), or when it is not urlencoded', async () => {
+    expect(await readForm(streamed(['x='.padEnd(MAX_FORM_BYTES + 1, 'y')]))).toBe('too-large');
+    expect(await readForm(streamed(['x='.padEnd(MAX_FORM_BYTES, 'y'), 'z']))).toBe('too-large');
+    expect(await readForm(streamed(['a=1'], { 'content-length': String(MAX_FORM_BYTES + 1) }))).toBe('too-large');
+    expect(await readForm(streamed(['a=1'], { 'content-type': 'multipart/form-data; boundary=application/x-www-form-urlencoded' }))).toBe(
+      'too-large',
+    );
+    expect(await readForm(new Request('http://shop.example/a', { method: 'POST', body: 'a=1' }))).toBe('too-large');
+  });
+
+  it('that does not arrive within the receiver’s body deadline is too slow', async () => {
+    const clock = manualClock(0);
+    const trickle = new Request('http://shop.example/a', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('csrf=')) }),
+      duplex: 'half',
+    } as RequestInit);
+    const read = readForm(trickle, { ms: 5000, clock });
+    await clock.advance(5000);
+    expect(await read).toBe('too-slow');
+  });
+
+  it('with no body is an empty form', async () => {
+    const empty = new Request('http://shop.example/a', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect([...((await readForm(empty)) as URLSearchParams)]).toEqual([]);
+  });
+});
+
+describe('every answer’s headers', () => {
+  it('run only the board’s own files, and allow no framing, sniffing, caching or referrer to other sites', () => {
+    expect(SECURITY_HEADERS).toEqual({
+      'content-security-policy':
+        "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'same-origin',
+      'cache-control': 'no-store',
+    });
+  });
+});
+
+describe('the template tag', () => {
+  it('escapes every markup character and writes control and bidi characters out', () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+    expect(escapeHtml('a\u001b[2J\u202eb')).toBe('a\\x1b[2J\\u202eb');
+  });
+
+  it('puts values in as text, lists joined, nothing for null, undefined and false, and markup only when it is html', () => {
+    const inner = html`<b>${'<i>'}</b>`;
+    expect(html`<p>${'<x>'}|${['a', '<', inner]}|${null}|${undefined}|${false}|${0}|${true}</p>`.value).toBe(
+      '<p>&lt;x&gt;|a&lt;<b>&lt;i&gt;</b>||||0|true</p>',
+    );
+    expect(html`${'only'}`.value).toBe('only');
+    expect(String(html`<p>${1}</p>`)).toBe('<p>1</p>');
+    expect(lines('<a>\n\tb').value).toBe('&lt;a&gt;\n\\x09b');
+  });
+});
