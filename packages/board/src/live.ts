@@ -50,13 +50,13 @@ export const liveRow = (view: Pick<View, 'settings'>, e: LedgerEntry): LiveRow =
   took: `${Math.round(e.durationMs)} ms`,
 });
 
-/** The streams open now, per board: each looks at the ledger once a `liveIntervalMs`. */
+/** The streams open now, per board: each looks at the ledger once a `live.intervalMs`. */
 export interface LiveCounter {
   open: number;
 }
 
 /**
- * New deliveries as server-sent events, for a list page left open: every `liveIntervalMs` the
+ * New deliveries as server-sent events, for a list page left open: every `live.intervalMs` the
  * ledger is asked for records newer than the last one sent (the page's newest, `after`, or the
  * browser's Last-Event-ID after a reconnect), with the page's filters. A stream ends after five
  * minutes and the browser opens another; at most `live.maxOpen` are open at once (503 past that).
@@ -91,10 +91,18 @@ export function liveStream(
   const startedAt = Date.now();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      // The browser waits this long before opening the next stream.
-      controller.enqueue(encoder.encode(`retry: ${settings.live.intervalMs}\n: live\n\n`));
-      const look = async () => {
+      // Nothing is sent once the browser has gone: a look that was waiting on the ledger then ends quietly.
+      const send = (text: string) => {
         if (ended) return;
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          end();
+        }
+      };
+      // The browser waits this long before opening the next stream.
+      send(`retry: ${settings.live.intervalMs}\n: live\n\n`);
+      const look = async () => {
         try {
           const found = await ledger.list({
             ...query,
@@ -103,13 +111,13 @@ export function liveStream(
             limit: BATCH,
           });
           for (const e of found.filter((x) => x.id > floor && !sent.has(x.id) && matches(x)).reverse()) {
-            controller.enqueue(encoder.encode(`id: ${e.id}\nevent: delivery\ndata: ${JSON.stringify(liveRow(view, e))}\n\n`));
+            send(`id: ${e.id}\nevent: delivery\ndata: ${JSON.stringify(liveRow(view, e))}\n\n`);
             sent.add(e.id);
             if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
             newest = Math.max(newest, e.receivedAt);
           }
         } catch {
-          controller.enqueue(encoder.encode(': the ledger did not answer; trying again\n\n'));
+          send(': the ledger did not answer; trying again\n\n');
         }
         if (Date.now() - startedAt >= LIVE_FOR_MS) end(controller);
         else if (!ended) timer = setTimeout(look, settings.live.intervalMs);

@@ -79,6 +79,44 @@ describe('live updates', () => {
     b.close();
     d.close();
   });
+
+  it('ends quietly when the browser leaves while the ledger is still answering', async () => {
+    const { origin, receiver, deliver } = await start({ live: { intervalMs: 20, maxOpen: 1 } });
+    await deliver(eventBody('ref_old'));
+    const ledger = receiver.store.ledger!;
+    const list = ledger.list.bind(ledger);
+    let release = () => {};
+    let asked = () => {};
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    // The next look waits on the ledger until the browser has gone.
+    ledger.list = async (q) => {
+      asked();
+      await new Promise<void>((resolve) => (release = resolve));
+      return list(q);
+    };
+    const stream = await openLive(`${origin}${BASE}/live`);
+    await askedOnce;
+    stream.close();
+    ledger.list = list;
+    // Its place is free once the board has seen the browser go (maxOpen is 1).
+    const opened = async () => {
+      for (let i = 0; i < 100; i++) {
+        const next = await openLive(`${origin}${BASE}/live`);
+        if (next.status === 200) return next;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error('the stream the browser left still holds its place');
+    };
+    const next = await opened();
+    // The look that was waiting goes on, with a record to send to a stream that has ended: nothing is thrown.
+    await deliver(eventBody('ref_new'));
+    release();
+    // The new stream (no page behind it, so it looks back over the last seconds) gets both; the old one got nothing.
+    await next.until(2);
+    expect(next.events.map((e) => e.data.reference)).toEqual(['ref_old', 'ref_new']);
+    expect(stream.events).toEqual([]);
+    next.close();
+  });
 });
 
 describe('the chart, the merchant reference, and a customer’s erasure', () => {
