@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Board } from './board.js';
 import { MAX_FORM_BYTES } from './guard.js';
 
@@ -69,7 +70,7 @@ export function fastifyBoard(board: Board): (instance: FastifyBoardInstance) => 
 /** Express's, Fastify's and node:http's one path: the board's answer to a Node request, written to its response. */
 async function respond(board: Board, req: NodeRequest, res: ServerResponse, body?: Body): Promise<void> {
   try {
-    const response = await board.fetch(await toRequest(req, body));
+    const response = await board.fetch(toRequest(req, body));
     res.statusCode = response.status;
     for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
     const cookies = response.headers.getSetCookie();
@@ -93,7 +94,7 @@ async function respond(board: Board, req: NodeRequest, res: ServerResponse, body
   }
 }
 
-async function toRequest(req: NodeRequest, body: Body | undefined): Promise<Request> {
+function toRequest(req: NodeRequest, body: Body | undefined): Request {
   const secure = (req.socket as { encrypted?: boolean }).encrypted === true;
   const url = new URL(req.originalUrl ?? req.url ?? '/', `${secure ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`);
   const headers = new Headers();
@@ -105,7 +106,9 @@ async function toRequest(req: NodeRequest, body: Body | undefined): Promise<Requ
   }
   const method = req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return new Request(url, { method, headers });
-  return new Request(url, { method, headers, body: body ?? parsedBody(req) ?? (await streamOf(req)) });
+  // The request's own stream, unread: the board reads it (bounded, within the body deadline) only once authorize has let it in.
+  const own = body ?? parsedBody(req) ?? (Readable.toWeb(req) as ReadableStream<Uint8Array>);
+  return new Request(url, { method, headers, body: own, duplex: 'half' } as RequestInit);
 }
 
 /**
@@ -123,17 +126,4 @@ function parsedBody(req: NodeRequest): Body | undefined {
   for (const [name, value] of Object.entries(parsed))
     for (const v of Array.isArray(value) ? value : [value]) if (typeof v === 'string') form.append(name, v);
   return form.toString();
-}
-
-/** The request's own body, up to one byte past the board's limit. */
-async function streamOf(req: NodeRequest): Promise<Uint8Array<ArrayBuffer>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    chunks.push(chunk);
-    // The board refuses it past the limit: no need to hold more.
-    if (size > MAX_FORM_BYTES) break;
-  }
-  return new Uint8Array(Buffer.concat(chunks));
 }
