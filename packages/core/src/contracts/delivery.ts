@@ -16,6 +16,8 @@ export type DeliverySource = 'webhook' | 'reconcile' | 'replay';
 export interface DeliveryReport {
   outcome: DeliveryOutcome;
   status: number;
+  /** The merchant account, on a receiver with `accounts`, once it is known (never a name nobody resolved). */
+  account?: string;
   reference?: string;
   event?: string;
   dedupeKey?: string;

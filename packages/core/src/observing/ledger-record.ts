@@ -39,6 +39,7 @@ export function entryOf(trace: Trace, r: DeliveryReport, now: () => number): Dra
     id: trace.id,
     receivedAt: trace.receivedAt,
     source: trace.source,
+    account: r.account,
     reference: cut(names.reference, MAX_NAME),
     event: cut(names.event, MAX_NAME),
     dedupeKey: r.dedupeKey,

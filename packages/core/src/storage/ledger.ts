@@ -41,6 +41,11 @@ export interface LedgerEntry {
   /** Epoch milliseconds on the receiver's clock. */
   receivedAt: number;
   source: LedgerSource;
+  /**
+   * The merchant account the delivery was for, on a receiver with `accounts`: set once the account
+   * was known (its secrets resolved), never from a name a stranger made up.
+   */
+  account?: string;
   reference?: string;
   event?: string;
   dedupeKey?: string;
@@ -94,6 +99,8 @@ export interface DeadLetter {
 export type LedgerPatch = Partial<Pick<LedgerEntry, 'late' | 'deadLetter'>>;
 
 export interface LedgerQuery {
+  /** Only this merchant account's records (a receiver with `accounts`). */
+  account?: string;
   reference?: string;
   event?: string;
   /** Matches the answer's outcome or the late outcome. */
@@ -171,6 +178,7 @@ export function pageSize(query: LedgerQuery, name: string): number {
 
 /** Whether a record answers a query (every filter but `limit`): one definition for every store. */
 export function matchesQuery(e: LedgerEntry, q: LedgerQuery): boolean {
+  if (q.account !== undefined && e.account !== q.account) return false;
   if (q.reference !== undefined && e.reference !== q.reference) return false;
   if (q.event !== undefined && e.event !== q.event) return false;
   if (q.outcome !== undefined && e.outcome !== q.outcome && e.late?.outcome !== q.outcome) return false;
