@@ -17,6 +17,7 @@ const CORE_FLOORS = [
   'storage',
   'contracts',
   'settings',
+  'accounts',
   'observing',
   'routing',
   'steps',

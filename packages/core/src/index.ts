@@ -5,6 +5,7 @@ export { createReceiver } from './running/receiver.js';
 export { createEventRouter, type EventRouter } from './routing/event-router.js';
 export { memoryStore, type MemoryStoreOptions } from './storage/memory-store.js';
 export { NonRetriableError } from './base/errors.js';
+export type { AccountSettings, AccountSource, AccountsOptions } from './settings/accounts-options.js';
 export { defaultDedupeKey, EPAY_SIGNATURE_HEADER, SIGNATURE_HEADER, type ReceiverOptions, type RunOptions } from './settings/options.js';
 export {
   createVerifier,

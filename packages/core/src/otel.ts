@@ -144,10 +144,14 @@ const DEDUPE = Object.fromEntries(
 const byKey = new Map<string, Attributes>();
 function deliveryAttributes(r: DeliveryReport): Attributes {
   const source = r.source ?? 'webhook';
-  const key = `${r.outcome} ${r.status} ${source}`;
+  const { account } = r;
+  // Only known accounts reach a report, so the platform's own accounts bound this map (and the metric's series).
+  const key = account === undefined ? `${r.outcome} ${r.status} ${source}` : `${r.outcome} ${r.status} ${source} ${account}`;
   let a = byKey.get(key);
-  if (a === undefined)
-    byKey.set(key, (a = Object.freeze({ 'payhook.outcome': r.outcome, 'http.response.status_code': r.status, 'payhook.source': source })));
+  if (a === undefined) {
+    const base = { 'payhook.outcome': r.outcome, 'http.response.status_code': r.status, 'payhook.source': source };
+    byKey.set(key, (a = Object.freeze(account === undefined ? base : { ...base, 'payhook.account': account })));
+  }
   return a;
 }
 const byStatus = new Map<number, Attributes>();
@@ -166,6 +170,7 @@ function attributesOf(r: DeliveryReport, failed: boolean): Attributes {
     'payhook.late': false,
     'payhook.dedupe.result': DEDUPE_RESULT[r.outcome] ?? (r.attempt !== undefined ? 'claimed' : 'none'),
   };
+  if (r.account !== undefined) a['payhook.account'] = r.account;
   if (r.event !== undefined) a['payhook.event'] = r.event;
   if (r.reference !== undefined) a['payhook.reference'] = r.reference;
   if (r.dedupeKey !== undefined) a['payhook.dedupe.key'] = r.dedupeKey;

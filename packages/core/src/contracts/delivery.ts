@@ -43,6 +43,8 @@ export interface DeliveryReport {
   reason?: SignatureReason;
   /** With a missing signature: the other known signature header the delivery carried (see `signatureHeader`). */
   signatureHeaderSeen?: string;
+  /** With reason `unknown-account`: the name the request gave, when it is one an account could have (never longer than 64). */
+  accountNamed?: string;
   /** How a malformed signature header is malformed. */
   defect?: HeaderDefect;
   /** What most likely made no secret match, computed only when none did. */
@@ -67,8 +69,11 @@ export interface ReceiverResult {
 
 export type ErrorHandler = (error: unknown, report: DeliveryReport) => void;
 
-/** Why a signature was refused: no header, not the service's form, no secret matched, or no usable secret. */
-export type SignatureReason = 'missing' | 'malformed' | 'mismatch' | 'no-secret' | 'not-raw-body';
+/**
+ * Why a signature was refused: no header, not the service's form, no secret matched, no usable
+ * secret, or (a receiver with `accounts`) the request names no account the resolver knows.
+ */
+export type SignatureReason = 'missing' | 'malformed' | 'mismatch' | 'no-secret' | 'not-raw-body' | 'unknown-account';
 
 /** How a malformed signature header differs from the service's `sha256=` + 64 lower-case hex digits. */
 export type HeaderDefect = 'joined' | 'whitespace' | 'upper-case' | 'no-prefix' | 'length' | 'not-hex' | 'not-text';
@@ -95,6 +100,8 @@ export interface Trace {
   verified?: boolean;
   replayOf?: string;
   forced?: boolean;
+  /** The account of the record replayed, when it had one. */
+  account?: string;
 }
 
 /**
@@ -107,6 +114,11 @@ export interface RawDelivery {
   signature: unknown;
   /** When `signature` is absent: another known signature header the request carried (`signatureHeaderSeen`). */
   signatureHeaderSeen?: string;
+  /**
+   * The merchant account the request names (a receiver with `accounts`: its path's last segment, or
+   * the header it is told): a stranger's word until that account's secret verifies the body.
+   */
+  account?: string;
   /** The untouched body bytes; absent when `problem` says why. */
   body?: RawBody;
   /**

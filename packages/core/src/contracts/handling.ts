@@ -5,6 +5,8 @@ import type { ClaimResult } from '../storage/store.js';
 
 /** What a handler learns about the delivery beside the event itself. */
 export interface HandlerContext {
+  /** The merchant account the event is for, on a receiver with `accounts` (its secret verified the delivery). */
+  account?: string;
   reference: string;
   /** The key the delivery was deduplicated on (mode + reference + event by default). */
   dedupeKey: string;
@@ -65,6 +67,8 @@ export interface QueuedEvent {
   dedupeKey: string;
   source: HandlerContext['source'];
   secretIndex: number | null;
+  /** The merchant account, on a receiver with `accounts`: the worker runs the handlers with it as `ctx.account`. */
+  account?: string;
   /** When the receiver queued it, ms since the epoch on its clock. */
   queuedAt: number;
 }

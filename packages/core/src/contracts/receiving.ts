@@ -29,7 +29,10 @@ export interface Receiver {
    */
   replay(id: string, options?: ReplayOptions): Promise<DeliveryReport>;
   /** Run an event that needs no signature check (recovered by a reconcile) through the same store and router. */
-  dispatch(event: PaymentEvent, options?: { source?: DeliverySource; record?: TransactionRecord }): Promise<DeliveryReport>;
+  dispatch(
+    event: PaymentEvent,
+    options?: { source?: DeliverySource; record?: TransactionRecord; account?: string },
+  ): Promise<DeliveryReport>;
   /**
    * Resolves once the ledger holds every delivery answered so far (a record is written after its
    * answer, in batches), or has given up on one and logged why. For tests and for a graceful
@@ -58,6 +61,11 @@ export interface ReceiverAdapter {
   readonly bodyDeadline: BodyDeadline;
   /** The header to read the signature from, lower case. */
   readonly signatureHeader: string;
+  /**
+   * With `accounts`: the account a request names, from its URL (path, query and all, as the
+   * framework gives it) and its headers (lower-case names). Unchecked; the pipeline checks it.
+   */
+  readonly accountOf: ((url: string | undefined, header: (name: string) => unknown) => string | undefined) | undefined;
   /** The receiver's own logger, for what a tool beside it does (the board's audit lines). Never throws. */
   readonly log: (level: LogLevel, fields: LogFields, message: string) => void;
 }

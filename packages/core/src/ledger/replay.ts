@@ -35,6 +35,8 @@ const NAME = '[@payhook/core]';
  */
 export function createReplay(ledger: Ledger, writer: LedgerWriter, steps: ReplaySteps) {
   async function run(entry: LedgerEntry, trace: Trace): Promise<ReceiverResult> {
+    // An account's record replays as that account's: verified with its secrets, under its keys.
+    trace.account = entry.account;
     const refusal = refusalOf(entry);
     if (refusal) return steps.refused(refusal, trace);
     const bytes = bytesOf(entry);
@@ -101,5 +103,5 @@ const namesOf = (entry: LedgerEntry) => ({ reference: entry.reference, event: en
 
 function deliveryOf(entry: LedgerEntry, body: NonNullable<ReturnType<typeof bytesOf>>): RawDelivery {
   // No signature stored: the replay answers 401, as the delivery did.
-  return { method: 'POST', signature: entry.signatureHeader, body };
+  return { method: 'POST', signature: entry.signatureHeader, body, account: entry.account };
 }

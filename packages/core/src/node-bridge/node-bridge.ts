@@ -32,10 +32,12 @@ export async function processNodeRequest(
   req: IncomingMessage,
   options: NodeDeliveryOptions = {},
 ): Promise<ReceiverResult> {
-  const { process, fail, maxBodyBytes, bodyDeadline, signatureHeader } = adapterOf(receiver);
+  const { process, fail, maxBodyBytes, bodyDeadline, signatureHeader, accountOf } = adapterOf(receiver);
   try {
     const signature = req.headers[signatureHeader];
     const delivery: RawDelivery = { method: req.method ?? 'GET', signature, framework: options.framework };
+    // Express keeps the whole path in originalUrl: a router mounted at /webhooks/:account sees only '/' in url.
+    if (accountOf) delivery.account = accountOf((req as { originalUrl?: string }).originalUrl ?? req.url, (name) => req.headers[name]);
     if (signature === undefined) delivery.signatureHeaderSeen = signatureHeaderSeen(signatureHeader, (name) => name in req.headers);
     const kept = options.body ?? keptBytes(req);
     if (delivery.method.toUpperCase() !== 'POST' || kept !== undefined) return await process({ ...delivery, body: kept });

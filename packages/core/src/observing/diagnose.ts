@@ -6,6 +6,8 @@ import { SIGNATURE_PREFIX as PREFIX, type RawBody, type VerifyResult } from '../
 
 export interface SignatureDiagnosis {
   reason: SignatureReason;
+  /** With `unknown-account`: the name the request gave, when it is one an account could have. */
+  accountNamed?: string;
   /** With `missing`: the other known signature header the delivery carried (`signatureHeader` names the wrong one). */
   signatureHeaderSeen?: string;
   defect?: HeaderDefect;
@@ -27,6 +29,8 @@ export interface DiagnoseInput {
   header: unknown;
   /** The other known signature header the delivery carried, when the configured one was absent. */
   signatureHeaderSeen?: string;
+  /** With `accounts`: the account whose secrets were tried, in place of the receiver's. */
+  account?: { secrets: readonly string[]; verify: DiagnoseSettings['verify'] };
 }
 
 /** Bodies larger than this get no re-serialisation check: a webhook's JSON is about 1 KB. */
@@ -62,16 +66,17 @@ export function createDiagnosis(
   s: DiagnoseSettings,
 ): (verdict: Exclude<VerifyResult, { ok: true }>, input: DiagnoseInput) => Promise<SignatureDiagnosis> {
   // A secret padded with whitespace is a fact of the configuration: known once, free to report.
-  const padded = s.secrets.some((secret) => secret.trim() !== secret && secret.trim() !== '');
+  const isPadded = (secrets: readonly string[]) => secrets.some((secret) => secret.trim() !== secret && secret.trim() !== '');
+  const padded = isPadded(s.secrets);
   const mayExamine = perMinute(HINTS_PER_MINUTE, s.now);
   return async (verdict, input) => {
     if (verdict.reason === 'malformed') return { reason: 'malformed', defect: headerDefect(input.header) };
     if (verdict.reason === 'missing' && input.signatureHeaderSeen !== undefined)
       return { reason: 'missing', signatureHeaderSeen: input.signatureHeaderSeen };
     if (verdict.reason !== 'mismatch') return { reason: verdict.reason };
-    const hints: SignatureHint[] = padded ? ['secret-whitespace'] : [];
+    const hints: SignatureHint[] = (input.account ? isPadded(input.account.secrets) : padded) ? ['secret-whitespace'] : [];
     try {
-      if (mayExamine()) hints.push(...(await bodyHints(s, input)));
+      if (mayExamine()) hints.push(...(await bodyHints(input.account ? { ...s, verify: input.account.verify } : s, input)));
     } catch {
       // A body no bound foresaw: the refusal stands without a hint.
     }
@@ -125,6 +130,10 @@ export function signatureFix(d: SignatureDiagnosis, header: string, mode?: strin
       return header === 'x-epay-signature'
         ? `no ${header} header, but a ${d.signatureHeaderSeen} header came. ePay's real deliveries carry X-Epay-Signature, so keep the receiver as it is and fix the sender: start the reference service with --signature-header X-Epay-Signature (its --state file then keeps it). Set signatureHeader to '${d.signatureHeaderSeen}' only if your sender is meant to use it.`
         : `no ${header} header, but a ${d.signatureHeaderSeen} header came: set the receiver's signatureHeader to '${d.signatureHeaderSeen}' (ePay's real deliveries carry X-Epay-Signature).`;
+    case 'unknown-account':
+      return d.accountNamed === undefined
+        ? 'the request names no account (accounts.from: the last segment of its path, or your header): 1 to 64 letters, digits, _ or -. Check the callbackUrl your platform gives the service.'
+        : `accounts.resolve knows no account ${d.accountNamed}: a stranger's guess, or an account missing from your table (a new one is looked up again within a minute).`;
     case 'no-secret':
       return 'no usable webhook secret: set `secret` to the webhook secret from your dashboard.';
     case 'not-raw-body':

@@ -9,8 +9,8 @@ export function reportOf(outcome: DeliveryOutcome, fields?: DeliveryFields): Del
   if (fields === undefined) return { outcome, status: STATUS[outcome] };
   // Every delivery's path: the names, copied by hand (a spread costs more than the rest of this).
   if (fields.error === undefined && fields.late === undefined) {
-    const { reference, event, dedupeKey, source, attempt, secretIndex, deliveryId } = fields;
-    return { outcome, status: STATUS[outcome], reference, event, dedupeKey, source, attempt, secretIndex, deliveryId };
+    const { account, reference, event, dedupeKey, source, attempt, secretIndex, deliveryId } = fields;
+    return { outcome, status: STATUS[outcome], account, reference, event, dedupeKey, source, attempt, secretIndex, deliveryId };
   }
   return { outcome, status: STATUS[outcome], ...fields };
 }

@@ -68,6 +68,8 @@ export const OUTCOMES = {
     description: 'the store could not be reached; the service retries' },
   deferred: { status: 503, level: 'warn', handlers: 'running', settled: false, job: 'retry', common: false, deadLetter: 'never',
     description: "the budget ran out, no waitUntil, afterBudget 'retry': the service retries, and finds the event done or runs it again" },
+  'account-unavailable': { status: 503, level: 'error', handlers: 'none', settled: false, job: 'retry', common: false, deadLetter: 'never',
+    description: "the account's secrets could not be looked up (the accounts resolver threw, took too long, or its lookups a minute were spent); the service retries" },
   'verify-unavailable': { status: 503, level: 'error', handlers: 'none', settled: false, job: 'retry', common: false, deadLetter: 'never',
     description: "the service's record could not be fetched; the service retries" },
 } as const satisfies Record<string, OutcomeFacts>;

@@ -13,12 +13,13 @@ export const queuedKey = (dedupeKey: string): string => QUEUED + dedupeKey;
  * merchant's handlers; the web process runs none.
  */
 export function handoffPlan(handoff: Handoff, now: () => number): Plan {
-  const jobOf = (event: PaymentEvent, ctx: Pick<HandlerContext, 'dedupeKey' | 'source' | 'secretIndex'>): QueuedEvent => ({
+  const jobOf = (event: PaymentEvent, ctx: Pick<HandlerContext, 'dedupeKey' | 'source' | 'secretIndex' | 'account'>): QueuedEvent => ({
     v: 1,
     event,
     dedupeKey: ctx.dedupeKey.slice(QUEUED.length),
     source: ctx.source,
     secretIndex: ctx.secretIndex,
+    account: ctx.account,
     queuedAt: now(),
   });
   const enqueue: EventHandler & { [CLAIM_INSIDE]?: ClaimInside } = (event, ctx) => handoff.enqueue(jobOf(event, ctx), ctx);

@@ -17,6 +17,9 @@ import { intake, isReport } from '../steps/intake.js';
 import { Malformed, parseEvent } from '../steps/parse.js';
 import type { RunInput } from '../steps/run-settings.js';
 import { ledgerId } from '../storage/ledger.js';
+import type { Account, AccountBook, NoAccount } from '../accounts/account-book.js';
+import { isAccountName } from '../accounts/account-name.js';
+import type { RecordClient } from '../contracts/handling.js';
 
 /**
  * What every delivery's steps share, made once by `createReceiver`: the options, the steps built
@@ -33,9 +36,13 @@ export interface Pipeline {
   /** Whether one more refusal may be logged this minute (anyone can send them). */
   readonly mayLogRefusal: () => boolean;
   /** The key a forced replay claims, so that a done event runs again, once per replay. */
-  readonly forcedKey: (event: PaymentEvent, forcedBy: string) => string;
+  readonly forcedKey: (event: PaymentEvent, forcedBy: string, account: string | undefined) => string;
   /** The ordering guard, when `ordering` is set: a report holds the event back; undefined lets it run. */
   readonly guard: OrderGuard | undefined;
+  /** With `accounts`: the accounts known, and the verifier of a secret nobody has, for names nobody knows. */
+  readonly accounts: { book: AccountBook; decoy: () => Pipeline['verify'] } | undefined;
+  /** The key an account's event claims: the account's name before the event's own key. */
+  readonly accountKey: (event: PaymentEvent, account: string) => string;
 }
 
 /** One delivery's way through the pipeline: when it arrived, its budget, where it came from, its ledger record. */
@@ -46,6 +53,10 @@ export interface Run {
   waitUntil?: HandleOptions['waitUntil'];
   record?: TransactionRecord;
   trace?: Trace;
+  /** The merchant account, once its secret verified the delivery (or a reconcile or replay named it). */
+  account?: string;
+  /** The account's own client, for `{ verify: true }`. */
+  client?: RecordClient;
 }
 
 /** A run that answers the service: the receiver's budget, from the body's arrival. */
@@ -78,21 +89,61 @@ export function deliver(p: Pipeline, delivery: RawDelivery, run: Run): Awaitable
     run.trace.body = body;
     run.trace.signatureHeader = delivery.signature;
   }
+  if (p.accounts !== undefined) return deliverForAccount(p, p.accounts, delivery, body, run);
   // Branches rather than andThen here and in claimEvent: every delivery passes both, and the
   // helper costs 7-10% of a delivery's instructions (BENCHMARKS.md, issue 32).
   const v = p.verify(body, delivery.signature);
   return isPromise(v) ? v.then((r) => checked(r, p, delivery, run)) : checked(v, p, delivery, run);
 }
 
+/**
+ * Step 1b, with `accounts`: the account the request names, looked up, and the body verified with
+ * its secrets only. A name nobody knows is verified with a secret nobody has, so that it costs and
+ * answers what a wrong signature does; a lookup that failed is a 503, and the service retries.
+ */
+function deliverForAccount(
+  p: Pipeline,
+  accounts: NonNullable<Pipeline['accounts']>,
+  delivery: RawDelivery,
+  body: RawBody,
+  run: Run,
+): Awaitable<ReceiverResult> {
+  const found = accounts.book.lookup(delivery.account);
+  if (!isPromise(found)) return verifyForAccount(p, accounts, found, delivery, body, run);
+  // The lookup spent some of the budget: what is left goes to the claim and the handlers.
+  return found.then((a) =>
+    verifyForAccount(p, accounts, a, delivery, body, { ...run, budgetMs: run.budgetMs - (p.o.clock.now() - run.startedAt) }),
+  );
+}
+
+function verifyForAccount(
+  p: Pipeline,
+  accounts: NonNullable<Pipeline['accounts']>,
+  a: Account | NoAccount,
+  delivery: RawDelivery,
+  body: RawBody,
+  run: Run,
+): Awaitable<ReceiverResult> {
+  // Anyone can make a lookup fail (a flood of made-up names spends the minute's lookups): its log lines are rationed as refusals.
+  if ('error' in a) return finish(p, reportOf('account-unavailable', { error: a.error }), run, true);
+  const known = !('unknown' in a);
+  const v = (known ? a.verify : accounts.decoy())(body, delivery.signature);
+  const accountRun: Run = known ? { ...run, account: a.name, client: a.client } : run;
+  const account = known ? a : undefined;
+  return isPromise(v) ? v.then((r) => checked(r, p, delivery, accountRun, account)) : checked(v, p, delivery, accountRun, account);
+}
+
 /** Step 2: a refusal with its diagnosis in the log (the answer is the bare 401 whatever it finds), or the parsed event. */
-function checked(v: VerifyResult, p: Pipeline, delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
+function checked(v: VerifyResult, p: Pipeline, delivery: RawDelivery, run: Run, account?: Account): Awaitable<ReceiverResult> {
   const body = delivery.body as RawBody;
   if (run.trace) run.trace.verified = v.ok;
   if (!v.ok) {
     const { signature: header, signatureHeaderSeen } = delivery;
-    return p.diagnose(v, { body, header, signatureHeaderSeen }).then(
-      (d) => finish(p, { ...d, ...reportOf('unauthorized') }, run, true),
-      () => finish(p, reportOf('unauthorized'), run, true),
+    const named = p.accounts && !account ? { accountNamed: isAccountName(delivery.account) ? delivery.account : undefined } : undefined;
+    if (named) return finish(p, { ...reportOf('unauthorized'), reason: 'unknown-account', ...named }, run, true);
+    return p.diagnose(v, { body, header, signatureHeaderSeen, account }).then(
+      (d) => finish(p, { ...d, ...reportOf('unauthorized'), account: run.account }, run, true),
+      () => finish(p, { ...reportOf('unauthorized'), account: run.account }, run, true),
     );
   }
   const event = parseEvent(body);
@@ -115,8 +166,9 @@ export function runEvent(p: Pipeline, event: PaymentEvent, secretIndex: number |
 function claimEvent(p: Pipeline, event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
   const { startedAt, budgetMs, waitUntil, trace, record } = run;
   const source = trace?.source ?? run.source;
-  const key = trace?.forced ? p.forcedKey(event, trace.id) : undefined;
-  const input: RunInput = { secretIndex, source, budgetMs, startedAt, waitUntil, record, key, deliveryId: trace?.id };
+  const { account, client } = run;
+  const key = trace?.forced ? p.forcedKey(event, trace.id, account) : account !== undefined ? p.accountKey(event, account) : undefined;
+  const input: RunInput = { secretIndex, source, budgetMs, startedAt, waitUntil, record, key, deliveryId: trace?.id, account, client };
   const done = claimAndRun(p.settings, event, input);
   return isPromise(done) ? done.then((r) => finish(p, r, run)) : finish(p, done, run);
 }
@@ -153,11 +205,12 @@ export async function dispatchEvent(
   event: PaymentEvent,
   source: DeliverySource,
   record: TransactionRecord | undefined,
+  account?: string,
 ): Promise<DeliveryReport> {
   const startedAt = p.o.clock.now();
   const trace = traceOf(p, startedAt, source);
   // A recovered event has no signed bytes: its JSON is what a retry of its dead letter runs again.
   if (trace) trace.body = JSON.stringify(event);
-  const r = await runEvent(p, event, null, unbudgetedRun(startedAt, source, trace, record));
+  const r = await runEvent(p, event, null, { ...unbudgetedRun(startedAt, source, trace, record), account });
   return r.report;
 }

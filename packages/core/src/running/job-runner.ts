@@ -3,6 +3,7 @@ import { paymentEventSchema, type PaymentEvent, type PaymentEventName } from '..
 import type { JobInfo } from '../contracts/delivery.js';
 import type { QueuedEvent } from '../contracts/handling.js';
 import { needsClient, resolveRunOptions, SIGNATURE_HEADER, type RunOptions } from '../settings/options.js';
+import { isAccountName } from '../accounts/account-name.js';
 import { claimAndRun } from '../steps/claim-and-run.js';
 import type { RunInput } from '../steps/run-settings.js';
 import { reportOf } from '../observing/outcome.js';
@@ -66,6 +67,7 @@ export function createJobRunner(options: Omit<RunOptions, 'dedupeKey'> = {}): Jo
     // two leases rather than spend one of the job's attempts.
     const input: RunInput = {
       secretIndex: queued.secretIndex,
+      account: queued.account,
       source: queued.source,
       budgetMs: Infinity,
       startedAt,
@@ -128,6 +130,7 @@ function readJob(data: unknown): QueuedEvent | Error {
     dedupeKey: job.dedupeKey,
     source,
     secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null,
+    account: isAccountName(job.account) ? job.account : undefined,
     queuedAt: job.queuedAt ?? 0,
   };
 }

@@ -11,6 +11,10 @@ import { verifyStep } from '../steps/verify.js';
 import { SHORTEST_RETENTION_MS } from '../storage/store.js';
 import { dispatchEvent, type Pipeline } from './delivery.js';
 import { createRunCore } from './run-core.js';
+import { createAccountBook } from '../accounts/account-book.js';
+
+/** An account's keys start with its name: names hold no `:`, so two accounts' keys never meet, whatever their events. */
+const accountPrefix = (account: string) => `@${account}:`;
 
 /**
  * Build a receiver's pipeline from its options: the verifier and the diagnosis of refusals, the
@@ -19,9 +23,10 @@ import { createRunCore } from './run-core.js';
  */
 export function createPipeline(options: ReceiverOptions) {
   const o = resolveOptions(options);
-  if (o.verifyBeforeHandling) needsClient(o.client, { verify: true });
+  let decoy: Pipeline['verify'] | undefined;
+  if (o.verifyBeforeHandling && !o.accounts) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
-  const core = createRunCore({ ...o, user: 'receiver' });
+  const core = createRunCore({ ...o, user: 'receiver', clientPerAccount: o.accounts !== undefined });
   // With a handoff the web process only enqueues, under a key of its own; an enqueue that outlives
   // the budget gets 503, never a 202 that could lose the event.
   const plan = o.handoff && handoffPlan(o.handoff, () => o.clock.now());
@@ -45,7 +50,14 @@ export function createPipeline(options: ReceiverOptions) {
       () => o.clock.now(),
       (skipped, since) => o.log.write('warn', { skipped }, skippedRefusals(skipped, since)),
     ),
-    forcedKey: (event, forcedBy) => keyOf(`forced:${forcedBy}:${o.dedupeKey(event)}`),
+    forcedKey: (event, forcedBy, account) =>
+      keyOf(`forced:${forcedBy}:${account === undefined ? '' : accountPrefix(account)}${o.dedupeKey(event)}`),
+    accountKey: (event, account) => keyOf(accountPrefix(account) + o.dedupeKey(event)),
+    accounts: o.accounts && {
+      book: createAccountBook(o.accounts, o.clock, verifyStep, (message, fields) => o.log.write('warn', fields, message)),
+      // Made on first use: a Worker forbids random values at module scope, where receivers are often made.
+      decoy: () => (decoy ??= verifyStep([crypto.randomUUID()])),
+    },
     // The guard runs a missing earlier event as a reconcile would, through the same steps.
     guard:
       o.ordering &&

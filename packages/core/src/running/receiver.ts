@@ -3,6 +3,7 @@ import type { Receiver, ReceiverAdapter } from '../contracts/receiving.js';
 import { createReplay } from '../ledger/replay.js';
 import type { ReceiverOptions } from '../settings/options.js';
 import { holdOpen } from '../steps/hold-open.js';
+import { accountNamed, isAccountName } from '../accounts/account-name.js';
 import { readRequest } from '../steps/read-request.js';
 import { createPipeline } from './pipeline.js';
 import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, unbudgetedRun, webhookRun } from './delivery.js';
@@ -25,12 +26,15 @@ export const ADAPTER = Symbol.for('payhook.receiver.adapter');
 export function createReceiver(options: ReceiverOptions): Receiver {
   const { p, registration } = createPipeline(options);
   const { o, writer } = p;
+  const from = o.accounts?.from;
+  const accountOf = from && ((url: string | undefined, header: (name: string) => unknown) => accountNamed(from, url, header));
   const handoff = o.handoff;
   const replays =
     writer &&
     createReplay(o.store.ledger!, writer, {
       signed: (delivery, trace) => deliver(p, delivery, unbudgetedRun(trace.receivedAt, 'replay', trace)),
-      unsigned: (event, trace, record) => runEvent(p, event, null, unbudgetedRun(trace.receivedAt, 'replay', trace, record)),
+      unsigned: (event, trace, record) =>
+        runEvent(p, event, null, { ...unbudgetedRun(trace.receivedAt, 'replay', trace, record), account: trace.account }),
       refused: (r, trace) => finish(p, r, unbudgetedRun(trace.receivedAt, 'replay', trace)),
       trace: (replayOf, forced) => ({ ...traceOf(p, o.clock.now(), 'replay')!, replayOf, forced }),
       client: o.client,
@@ -45,6 +49,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       let r: ReceiverResult;
       try {
         const delivery = await readRequest(request, o, framework);
+        if (accountOf) delivery.account = accountOf(request.url, (name) => request.headers.get(name) ?? undefined);
         // As on the Node bridge, which reads the body before `processDelivery`: durations run from the body's arrival.
         hold = waitUntil && !handoff ? holdOpen(waitUntil) : undefined;
         r = await processDelivery(delivery, hold?.handOver);
@@ -58,7 +63,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       // A copy: the shared headers are frozen, and @hono/node-server 1.x's Response adds Content-Length to the object it is given.
       return new Response(r.body, { status: r.status, headers: { ...r.headers } });
     },
-    dispatch: (event, opts = {}) => dispatchEvent(p, event, opts.source ?? 'reconcile', opts.record),
+    dispatch: async (event, opts = {}) =>
+      dispatchEvent(p, event, opts.source ?? 'reconcile', opts.record, dispatchedAccount(opts.account, o.accounts !== undefined)),
     async replay(id, replayOptions) {
       if (!replays) throw new Error(NO_LEDGER);
       return replays.replay(id, replayOptions);
@@ -81,10 +87,21 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     maxBodyBytes: o.maxBodyBytes,
     bodyDeadline: { ms: o.bodyTimeoutMs, clock: o.clock },
     signatureHeader: o.signatureHeader,
+    accountOf,
     log: (level, fields, message) => o.log.write(level, fields, message),
   };
   Object.defineProperty(receiver, ADAPTER, { value: adapter });
   return receiver;
+}
+
+/** The account a dispatch names: required with `accounts` (its events' keys start with it), refused without. */
+function dispatchedAccount(account: string | undefined, accounts: boolean): string | undefined {
+  if (accounts ? isAccountName(account) : account === undefined) return account;
+  throw new TypeError(
+    accounts
+      ? `[@payhook/core] this receiver serves many accounts: dispatch(event, { account }) needs the account's name (1 to 64 letters, digits, _ or -); got ${JSON.stringify(account)}.`
+      : '[@payhook/core] dispatch was given an account, but this receiver has one secret, not `accounts`: leave account out.',
+  );
 }
 
 /** The ledger's writes under the platform's hook; a hook that throws (called outside its request) holds nothing, as in holdOpen. */

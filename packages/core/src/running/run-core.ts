@@ -19,6 +19,8 @@ export interface RunCoreOptions extends ReturnType<typeof resolveRunOptions> {
   mode: string | undefined;
   /** What is being built; the memory-store warning compares receivers with receivers, workers with workers. */
   user: MemoryStoreUser;
+  /** With `accounts`, each account may bring its own client: `{ verify: true }` needs none on the receiver. */
+  clientPerAccount?: boolean;
 }
 
 /**
@@ -58,13 +60,13 @@ export function createRunCore(o: RunCoreOptions) {
   const registration = <T>(self: () => T, allowed: () => void = () => {}): Registration<T> => ({
     on(event, handler, handlerOptions) {
       allowed();
-      needsClient(o.client, handlerOptions);
+      if (!o.clientPerAccount) needsClient(o.client, handlerOptions);
       router.on(event, handler, handlerOptions);
       return self();
     },
     onAny(handler, handlerOptions) {
       allowed();
-      needsClient(o.client, handlerOptions);
+      if (!o.clientPerAccount) needsClient(o.client, handlerOptions);
       router.onAny(handler, handlerOptions);
       return self();
     },

@@ -7,6 +7,7 @@ import type { Telemetry } from '../contracts/handling.js';
 import type { Handoff } from '../contracts/handling.js';
 import type { RecordClient } from '../contracts/handling.js';
 import type { Store } from '../storage/store.js';
+import { checkSecrets, resolveAccounts, type AccountsOptions } from './accounts-options.js';
 
 /** The header the interface names for the signature; HTTP header names are case-insensitive. */
 export const SIGNATURE_HEADER = 'x-service-signature';
@@ -47,8 +48,13 @@ export interface RunOptions {
 }
 
 export interface ReceiverOptions extends RunOptions {
-  /** The webhook secret, or several during a rotation (the first that matches wins). */
-  secret: string | readonly string[];
+  /** The webhook secret, or several during a rotation (the first that matches wins). Not with `accounts`. */
+  secret?: string | readonly string[];
+  /**
+   * Many merchant accounts on one endpoint, each with its own secrets (a platform): the account is
+   * read from the path or a header, its secrets from `accounts.resolve`, cached. Instead of `secret`.
+   */
+  accounts?: AccountsOptions;
   /** Answer within this many milliseconds whatever the handler does. Default 8000; must be below 10000. */
   budgetMs?: number;
   /**
@@ -166,9 +172,11 @@ export function resolveOptions(options: ReceiverOptions) {
     );
   }
   const handoff = checkHandoff(options.handoff, run.verifyBeforeHandling);
+  const accounts = options.accounts === undefined ? undefined : resolveAccounts(options.accounts, { ...options, budgetMs });
   return {
     ...run,
-    secrets: checkSecrets(options.secret),
+    secrets: accounts ? [] : checkSecrets(options.secret),
+    accounts,
     budgetMs,
     afterBudget,
     onInProgress,
@@ -210,16 +218,6 @@ function checkMode(mode: unknown): Mode | undefined {
   throw new TypeError(
     `[@payhook/core] mode must be 'live' or 'sandbox' (the environment of the webhook secret); got ${String(mode)}. Leave it unset if unsure.`,
   );
-}
-
-function checkSecrets(secret: string | readonly string[]): readonly string[] {
-  const list = typeof secret === 'string' ? [secret] : secret;
-  if (!Array.isArray(list) || list.length === 0 || list.some((s) => typeof s !== 'string' || s.length === 0)) {
-    throw new TypeError(
-      "[@payhook/core] `secret` must be the webhook secret (a non-empty string) or a non-empty list of them; set it from your dashboard's webhook secret.",
-    );
-  }
-  return list;
 }
 
 function checkHandoff(handoff: Handoff | undefined, verifyBeforeHandling: boolean): Handoff | undefined {

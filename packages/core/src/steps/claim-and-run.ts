@@ -31,6 +31,7 @@ interface Progress extends InsideProgress {
 export function claimAndRun(s: RunSettings, event: PaymentEvent, input: RunInput): Awaitable<DeliveryReport> {
   const key = input.key ?? s.dedupeKey(event);
   const fields: DeliveryFields = {
+    account: input.account,
     reference: event.reference,
     event: event.event,
     dedupeKey: key,
@@ -100,6 +101,7 @@ function afterClaim(
   progress.token = claim.token;
   fields.attempt = claim.attempt;
   const ctx: HandlerContext = {
+    account: input.account,
     reference: event.reference,
     dedupeKey: fields.dedupeKey!,
     secretIndex: input.secretIndex,
@@ -110,7 +112,7 @@ function afterClaim(
     record: input.record,
     job: input.job,
   };
-  const ran = runPlan(s, event, plan, ctx, fields);
+  const ran = runPlan(s, event, plan, ctx, fields, input.client);
   return input.budgetMs === Infinity && isPromise(ran) ? keptAlive(s, ctx, ran) : ran;
 }
 
@@ -173,9 +175,9 @@ function withinBudget(
 }
 
 /** The record check if asked for, the handlers, then the done record or the release. */
-function runPlan(s: RunSettings, event: PaymentEvent, plan: Plan, ctx: HandlerContext, fields: DeliveryFields): Awaitable<DeliveryReport> {
+function runPlan(s: RunSettings, event: PaymentEvent, plan: Plan, ctx: HandlerContext, fields: DeliveryFields, client = s.client) {
   if (!s.verifyBeforeHandling && !plan.wantsRecord) return runHandlersAndComplete(s, event, plan, ctx, fields);
-  return checkRecord(s.client!, event, ctx).then((refused) =>
+  return checkRecord(client, event, ctx).then((refused) =>
     refused ? andThen(release(s, ctx), () => ({ ...refused, ...fields })) : runHandlersAndComplete(s, event, plan, ctx, fields),
   );
 }

@@ -11,9 +11,14 @@ import type { DeliveryReport } from '../contracts/delivery.js';
  * on `ctx`, or return the report that says why the handlers must not run (the record disagrees:
  * `mismatch`; the service could not be asked: `verify-unavailable`).
  */
-export async function checkRecord(client: RecordClient, event: PaymentEvent, ctx: HandlerContext): Promise<DeliveryReport | undefined> {
-  const { transactions } = client;
+export async function checkRecord(
+  client: RecordClient | undefined,
+  event: PaymentEvent,
+  ctx: HandlerContext,
+): Promise<DeliveryReport | undefined> {
   try {
+    // Only with `accounts` can there be none: an account whose settings gave no client (a 503 until they do).
+    const { transactions } = client ?? noClient(ctx.account);
     ctx.record ??=
       event.event === 'payment.success'
         ? // verify answers 400 for anything but completed; a refund since then still agrees with the success.
@@ -54,4 +59,10 @@ export function judgeRecord(event: PaymentEvent, record: TransactionRecord): Del
       `the service's record of ${event.reference} still says ${record.status}, behind the ${event.event} it sent; answered 503 so that the service retries once its record caught up`,
     );
   return fail('mismatch', `the service says ${event.reference} is ${record.status}, which does not agree with ${event.event}`);
+}
+
+function noClient(account: string | undefined): never {
+  throw new Error(
+    `[@payhook/core] a handler asked for the service's record ({ verify: true }), but neither account ${account}'s settings from accounts.resolve nor the receiver have a client: return { secret, client: createClient({ apiKey }) } for it.`,
+  );
 }

@@ -39,6 +39,10 @@ export interface RunSettings {
 
 export interface RunInput {
   secretIndex: number | null;
+  /** The merchant account (a receiver with `accounts`): in the report, the handlers' context and the queued job. */
+  account?: string;
+  /** The account's own client, for a handler's `{ verify: true }`; else the receiver's. */
+  client?: RecordClient;
   source: DeliverySource;
   /** Answer within this many milliseconds (Infinity: wait for the handlers, as a reconcile does). */
   budgetMs: number;

@@ -41,10 +41,7 @@ export interface LedgerEntry {
   /** Epoch milliseconds on the receiver's clock. */
   receivedAt: number;
   source: LedgerSource;
-  /**
-   * The merchant account the delivery was for, on a receiver with `accounts`: set once the account
-   * was known (its secrets resolved), never from a name a stranger made up.
-   */
+  /** The merchant account (a receiver with `accounts`), once known: never a name nobody resolved. */
   account?: string;
   reference?: string;
   event?: string;

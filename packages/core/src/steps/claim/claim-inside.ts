@@ -37,6 +37,7 @@ export function runClaimingInside(
   afterClaim: (claim: ClaimResult) => Awaitable<DeliveryReport>,
 ): Promise<DeliveryReport> {
   const context = {
+    account: input.account,
     reference: event.reference,
     dedupeKey: fields.dedupeKey!,
     secretIndex: input.secretIndex,
