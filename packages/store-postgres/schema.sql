@@ -47,3 +47,8 @@ CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_dead_idx" ON "payhook_deli
 ALTER TABLE "payhook_deliveries_ledger" ADD COLUMN IF NOT EXISTS
   refused      boolean NOT NULL GENERATED ALWAYS AS (COALESCE(entry->>'source' = 'webhook' AND entry->>'signature' IS DISTINCT FROM 'valid', false)) STORED;
 CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_refused_idx" ON "payhook_deliveries_ledger" (id) WHERE refused;
+-- The merchant account of a platform's record (issue 50): a listing by account reads its own rows
+-- only. Added by ALTER, as refused is, so that a table made by an earlier version gets it.
+ALTER TABLE "payhook_deliveries_ledger" ADD COLUMN IF NOT EXISTS
+  account      text    GENERATED ALWAYS AS (entry->>'account') STORED;
+CREATE INDEX IF NOT EXISTS "payhook_deliveries_ledger_account_idx" ON "payhook_deliveries_ledger" (account, id) WHERE account IS NOT NULL;

@@ -8,7 +8,7 @@
  *   KEYS[4]  <base>dead-all   zset of every dead letter, open or retried
  *   KEYS[5]  <base>refused    zset of the refusals (unsigned or unreadable requests), bounded by maxRefusals
  *   <base>e:<id>             string: the record, four lines (below)
- *   <base>ref:<r>, event:<e>, outcome:<o>   zsets: the indexes a query picks from
+ *   <base>account:<a>, ref:<r>, event:<e>, outcome:<o>   zsets: the indexes a query picks from
  *
  * ARGV[1] is <base> (`<prefix>{ledger}:`), ARGV[2] the client's time (epoch ms, the clock the
  * retention is read by), ARGV[3] the retention and ARGV[4] the open dead letters' retention, in ms.

@@ -1,5 +1,6 @@
 import { failedDoneTtl, isKept, isRefusal, matchesQuery, pageSize } from '@payhook/core/store';
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
+import { COMMON_OUTCOMES } from '@payhook/core/lifecycle';
 import type { Ledger, LedgerPatch, ledgerSettings } from '@payhook/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { APPEND_SCRIPT, LIST_SCRIPT, REMOVE_SCRIPT, UPDATE_SCRIPT } from './ledger-scripts.js';
@@ -26,8 +27,8 @@ const SCRIPTS: Record<keyof LedgerCommands, [string, number]> = {
 
 /**
  * The delivery ledger on Redis, beside the store's claims: each record is one string key, indexed
- * by sorted sets (score receivedAt) for every record, each reference, event and outcome, the
- * dead letters and the refusals. All keys share the hash tag `{ledger}`, so the scripts run on
+ * by sorted sets (score receivedAt) for every record, each account, reference, event and outcome,
+ * the dead letters and the refusals. All keys share the hash tag `{ledger}`, so the scripts run on
  * Redis Cluster. An append is one `EVALSHA` per batch, which also trims what fell past a bound.
  * A record's key expires when its retention ends (an open dead letter's, deadLetterRetentionMs),
  * so nothing outlives it even where nobody writes. Needs Redis 5 or later.
@@ -151,9 +152,11 @@ export function redisLedger(
 /** The most selective index a query can read: its other filters are applied to what it returns. */
 function indexFor(q: LedgerQuery): string {
   if (q.reference !== undefined) return refKey(q.reference);
+  // Dead letters and the rare outcomes are few across every account; a busy account's records are many.
   if (q.deadLetters === 'open') return 'dead';
   if (q.deadLetters === 'all') return 'dead-all';
-  if (q.outcome !== undefined) return outcomeKey(q.outcome);
+  if (q.outcome !== undefined && (q.account === undefined || !COMMON_OUTCOMES.includes(q.outcome))) return outcomeKey(q.outcome);
+  if (q.account !== undefined) return accountKey(q.account);
   if (q.event !== undefined) return eventKey(q.event);
   return 'all';
 }
@@ -162,6 +165,7 @@ function indexFor(q: LedgerQuery): string {
 // U+FFFD, as ioredis sends them anyway. Records that collide so are told apart by matchesQuery.
 const wellFormed = (s: string) => s.replace(/\p{Cs}/gu, '\ufffd');
 const refKey = (r: string) => `ref:${wellFormed(r)}`;
+const accountKey = (a: string) => `account:${wellFormed(a)}`;
 const eventKey = (e: string) => `event:${wellFormed(e)}`;
 const outcomeKey = (o: string) => `outcome:${wellFormed(o)}`;
 
@@ -173,6 +177,8 @@ function deadState(d: LedgerEntry['deadLetter']): string {
 function encode(e: LedgerEntry): string {
   const { late, deadLetter, ...entry } = e;
   const k = [outcomeKey(e.outcome)];
+  // Named in the head like the others, so trims, expiry and remove drop it from its account's set too.
+  if (e.account !== undefined) k.push(accountKey(e.account));
   if (e.reference !== undefined) k.push(refKey(e.reference));
   if (e.event !== undefined) k.push(eventKey(e.event));
   const head = late === undefined ? { k } : { k, l: outcomeKey(late.outcome) };

@@ -1,4 +1,4 @@
-import type { Connection } from './driver.js';
+import { type Connection, inTransaction } from './driver.js';
 
 /**
  * The claims' table: one row per dedupe key. `lease_until` ends a claim; `expires_at` ends the
@@ -28,6 +28,7 @@ export const ledgerSchema = (t: string) => `
 CREATE TABLE IF NOT EXISTS "${t}" (
   id           TEXT    PRIMARY KEY,
   received_at  INTEGER NOT NULL,
+  account      TEXT,
   reference    TEXT,
   event        TEXT,
   outcome      TEXT    NOT NULL,
@@ -42,6 +43,24 @@ CREATE INDEX IF NOT EXISTS "${t}_at" ON "${t}" (received_at);
 CREATE INDEX IF NOT EXISTS "${t}_refused" ON "${t}" (refused, id);
 CREATE INDEX IF NOT EXISTS "${t}_dead" ON "${t}" (id) WHERE dead = 1;
 `;
+
+/**
+ * The ledger's table made (`ledgerSchema`) and brought up to date: a table made by an earlier
+ * version gets the account column (issue 50), filled from the records it holds, in a write
+ * transaction so that processes opening the file together add it once; then its index.
+ */
+export function ledgerTable(db: Connection, t: string): void {
+  db.exec(ledgerSchema(t));
+  const hasAccount = () => (db.prepare(`PRAGMA table_info("${t}")`).all() as { name: string }[]).some((c) => c.name === 'account');
+  if (!hasAccount()) {
+    inTransaction(db, () => {
+      if (hasAccount()) return;
+      db.exec(`ALTER TABLE "${t}" ADD COLUMN account TEXT`);
+      db.exec(`UPDATE "${t}" SET account = json_extract(entry, '$.account') WHERE json_extract(entry, '$.account') IS NOT NULL`);
+    });
+  }
+  db.exec(`CREATE INDEX IF NOT EXISTS "${t}_account" ON "${t}" (account, id) WHERE account IS NOT NULL`);
+}
 
 /** The claims' statements, prepared once (the table made first). Every write returns a row per row it changed. */
 export function claimStatements(db: Connection, t: string) {

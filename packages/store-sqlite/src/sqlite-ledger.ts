@@ -1,7 +1,7 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { failedDoneTtl, isOpenDeadLetter, isRefusal, pageSize, type Ledger, type ledgerSettings } from '@payhook/core/store';
 import { type Connection, inTransaction, NAME } from './driver.js';
-import { ledgerSchema } from './schema.js';
+import { ledgerTable } from './schema.js';
 
 interface Host {
   now: () => number;
@@ -21,12 +21,12 @@ const CHUNK = 500;
  */
 export function sqliteLedger(db: Connection, table: string, settings: ReturnType<typeof ledgerSettings>, host: Host): Ledger {
   const t = `${table}_ledger`;
-  db.exec(ledgerSchema(t));
+  ledgerTable(db, t);
   const { maxEntries, maxRefusals, retentionMs, deadLetterRetentionMs } = settings;
-  const columns = 'id, received_at, reference, event, outcome, late_outcome, dead, open_dead, refused, entry';
+  const columns = 'id, received_at, account, reference, event, outcome, late_outcome, dead, open_dead, refused, entry';
   const kept = '(received_at >= ? OR (open_dead = 1 AND received_at >= ?))';
   const SQL = {
-    insert: db.prepare(`INSERT OR IGNORE INTO "${t}" (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    insert: db.prepare(`INSERT OR IGNORE INTO "${t}" (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     rewrite: db.prepare(`UPDATE "${t}" SET late_outcome = ?, dead = ?, open_dead = ?, entry = ? WHERE id = ?`),
     entry: db.prepare(`SELECT entry FROM "${t}" WHERE id = ?`),
     get: db.prepare(`SELECT entry FROM "${t}" WHERE id = ? AND ${kept}`),
@@ -60,6 +60,7 @@ export function sqliteLedger(db: Connection, table: string, settings: ReturnType
     SQL.insert.run(
       e.id,
       e.receivedAt,
+      e.account ?? null,
       e.reference ?? null,
       e.event ?? null,
       e.outcome,
@@ -138,6 +139,7 @@ function filters(q: LedgerQuery, [oldest, deadOldest]: readonly [number, number]
     values.push(value);
     where.push(sql);
   };
+  if (q.account !== undefined) add(q.account, 'account = ?');
   if (q.reference !== undefined) add(q.reference, 'reference = ?');
   if (q.event !== undefined) add(q.event, 'event = ?');
   if (q.outcome !== undefined) {

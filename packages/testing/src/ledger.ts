@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryOutcome, LedgerEntry } from '@payhook/core';
 import type { Ledger } from '@payhook/core/store';
+import { accountsInTheLedger } from './conformance/ledger-accounts.js';
 import { refusalsRetentionAndRemoval } from './conformance/ledger-bounds.js';
 import type { LedgerBounds, LedgerUnderTest } from './conformance/ledger-subject.js';
 
@@ -12,7 +13,8 @@ let made = 0;
 /**
  * The ledger contract, written once and run against every store's ledger: append and read back,
  * updates, every query filter, pages, newest first, the bounds that keep open dead letters, the
- * refusals' bound of their own, the open dead letters' retention, and removal.
+ * refusals' bound of their own, the open dead letters' retention, removal, and the merchant
+ * accounts' records kept apart.
  *
  * @example
  * import { ledgerConformance } from '@payhook/testing/ledger';
@@ -200,5 +202,6 @@ export function ledgerConformance(name: string, subject: LedgerUnderTest): void 
     });
 
     refusalsRetentionAndRemoval({ open, entry, idAt });
+    accountsInTheLedger({ open, entry, idAt });
   });
 }

@@ -46,5 +46,10 @@ CREATE INDEX IF NOT EXISTS ${idx('_dead_idx')} ON ${sql} (id) WHERE dead;
 ALTER TABLE ${sql} ADD COLUMN IF NOT EXISTS
   refused      boolean NOT NULL GENERATED ALWAYS AS (COALESCE(entry->>'source' = 'webhook' AND entry->>'signature' IS DISTINCT FROM 'valid', false)) STORED;
 CREATE INDEX IF NOT EXISTS ${idx('_refused_idx')} ON ${sql} (id) WHERE refused;
+-- The merchant account of a platform's record (issue 50): a listing by account reads its own rows
+-- only. Added by ALTER, as refused is, so that a table made by an earlier version gets it.
+ALTER TABLE ${sql} ADD COLUMN IF NOT EXISTS
+  account      text    GENERATED ALWAYS AS (entry->>'account') STORED;
+CREATE INDEX IF NOT EXISTS ${idx('_account_idx')} ON ${sql} (account, id) WHERE account IS NOT NULL;
 `;
 }

@@ -57,6 +57,7 @@ export function filters(q: LedgerQuery, oldest: number, deadOldest: number, pack
     values.push(typeof value === 'string' ? pack(value) : value);
     where.push(sql(`$${values.length}`));
   };
+  if (q.account !== undefined) add(q.account, (p) => `account = ${p}`);
   if (q.reference !== undefined) add(q.reference, (p) => `reference = ${p}`);
   if (q.event !== undefined) add(q.event, (p) => `event = ${p}`);
   if (q.outcome !== undefined) add(q.outcome, (p) => `(outcome = ${p} OR late_outcome = ${p})`);
