@@ -18,6 +18,12 @@ export interface AdapterUnderTest {
     /** `fix`: deliveries get 500 at once and this in the logged error. 'verifies': the adapter's scope still sees raw bytes. */
     expect: { fix: RegExp } | 'verifies';
   };
+  /**
+   * The platform's receiver (`scenarioReceiver(logFile, undefined, true)`, many accounts) mounted
+   * with the account in the route's last segment, as the adapter's docs say; `url` is the route
+   * without that segment (`…/webhooks/epay`).
+   */
+  platform(logFile: string): Promise<Served>;
   /** The parser in front, told to keep the raw bytes for payhook (Express's `req.rawBody`). */
   keepingBytes?(logFile: string): Promise<Served>;
 }
@@ -206,6 +212,41 @@ export function adapterConformance(name: string, adapter: AdapterUnderTest): voi
       const res = await send(s.url, { headers, chunks: [bytes.subarray(0, 100), bytes.subarray(100)] });
       expect(res.status).toBe(200);
       expect(runsOf(s.logFile, event.reference)).toHaveLength(1);
+    });
+
+    describe('a platform: many accounts on one route, the account in the path', () => {
+      const pl = server(adapter.platform);
+      const post = (account: string, body: string, secret: string) =>
+        send(`${pl.url}/${account}`, { headers: signedBody(body, { secret }).headers, body });
+
+      it("runs an account's delivery as that account's, and refuses another account's secret as it refuses a stranger", async () => {
+        const event = createEvent('payment.success');
+        const body = JSON.stringify(event);
+        const refused = [401, '{"outcome":"unauthorized"}'];
+        expect([(await post('acct_B', body, 'whsec_platform_a')).status, (await post('acct_B', body, 'whsec_platform_a')).text]).toEqual(
+          refused,
+        );
+        const unknown = await post('acct_nobody', body, 'whsec_platform_a');
+        expect([unknown.status, unknown.text]).toEqual(refused);
+        expect((await post('acct_A', body, 'whsec_platform_a_old')).status).toBe(200);
+        expect(runsOf(pl.logFile, event.reference)).toMatchObject([{ account: 'acct_A', secretIndex: 1 }]);
+        expect(reportsOf(pl.logFile, (r) => r.reference === event.reference && r.status === 200)).toMatchObject([{ account: 'acct_A' }]);
+      });
+
+      it.each([
+        ['an encoded dot segment', '%2E%2E'],
+        ['an encoded slash', 'acct_B%2F..%2Facct_A'],
+        ['a look-alike letter', '%D0%B0cct_A'],
+        ['a 2 KB name', 'a'.repeat(2048)],
+      ])('%s in the path names no account: refused, nothing runs', async (_, segment) => {
+        const event = createEvent('payment.success');
+        const res = await post(segment, JSON.stringify(event), 'whsec_platform_a');
+        // Routers that resolve `%2E%2E` (404; Next redirects, 308) or cap a parameter's length (Fastify: 100, 414)
+        // answer before payhook; payhook's own answer is the bare 401.
+        if (res.status === 401) expect(res.text).toBe('{"outcome":"unauthorized"}');
+        else expect([308, 404, 414]).toContain(res.status);
+        expect(runsOf(pl.logFile, event.reference)).toEqual([]);
+      });
     });
 
     describe("with the framework's JSON body parser mounted first", () => {

@@ -22,6 +22,14 @@ for (const [name, express] of [
   };
   adapterConformance(name, {
     start: (logFile, signatureHeader) => serve(logFile, undefined, signatureHeader),
+    platform: (logFile) => {
+      // A router mounted under the account: Express strips the mount path from req.url, not from req.originalUrl.
+      const app = express();
+      const hooks = express.Router({ mergeParams: true });
+      hooks.post('/', payhookExpress(scenarioReceiver(logFile, undefined, true)));
+      app.use('/webhooks/epay/:account', hooks);
+      return listen(http.createServer(app), '/webhooks/epay');
+    },
     parserFirst: {
       start: (logFile) => serve(logFile, 'plain'),
       expect: { fix: /^\[@payhook\/express\] a body parser already parsed the request.*before express\.json\(\)/ },

@@ -23,5 +23,11 @@ for (const [name, Fastify] of [
   adapterConformance(name, {
     start: (logFile, signatureHeader) => serve(logFile, false, signatureHeader),
     parserFirst: { start: (logFile) => serve(logFile, true), expect: 'verifies' },
+    platform: async (logFile) => {
+      const app = Fastify();
+      await app.register(payhookFastify, { receiver: scenarioReceiver(logFile, undefined, true), path: '/webhooks/epay/:account' });
+      const address = await app.listen({ port: 0, host: '127.0.0.1' });
+      return { url: `${address}/webhooks/epay`, close: () => app.close() };
+    },
   });
 }

@@ -23,6 +23,13 @@ const serve = async (logFile: string, runtime: 'fetch' | 'node-server', jsonFirs
 for (const runtime of ['fetch', 'node-server'] as const) {
   adapterConformance(`hono (${runtime})`, {
     start: (logFile, signatureHeader) => serve(logFile, runtime, false, signatureHeader),
+    platform: (logFile) => {
+      const app = new Hono();
+      app.post('/webhooks/epay/:account', payhookHono(scenarioReceiver(logFile, undefined, true)));
+      return runtime === 'fetch'
+        ? serveFetch(app.fetch, '/webhooks/epay')
+        : listen(http.createServer(getRequestListener(app.fetch)), '/webhooks/epay');
+    },
     parserFirst: {
       start: (logFile) => serve(logFile, runtime, true),
       expect: { fix: /^\[@payhook\/hono\] the request stream was already read.*before any validator.*c\.req\.json\(\)/ },

@@ -12,6 +12,7 @@ beforeAll(buildNextApp, 240_000);
 
 adapterConformance('next app router', {
   start: (logFile, signatureHeader) => startNextApp(logFile, '/api/webhooks', undefined, signatureHeader),
+  platform: (logFile) => startNextApp(logFile, '/api/platform'),
   parserFirst: {
     // The App Router has no body parser; the same mistake is reading the request before payhook.
     start: (logFile) => startNextApp(logFile, '/api/read-first', '/api/echo'),
@@ -21,6 +22,7 @@ adapterConformance('next app router', {
 
 adapterConformance('next pages router', {
   start: (logFile, signatureHeader) => startNextApp(logFile, '/api/pages-webhooks', undefined, signatureHeader),
+  platform: (logFile) => startNextApp(logFile, '/api/pages-platform'),
   parserFirst: {
     start: (logFile) => startNextApp(logFile, '/api/pages-parsed', '/api/pages-echo'),
     expect: { fix: /^\[@payhook\/next\] a body parser already parsed the request.*bodyParser: false/ },

@@ -5,11 +5,11 @@ import { defaultDedupeKey } from '@payhook/core';
 import { createEvent, signedBody } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromRuntimes, wranglerBuild } from './wrangler-build.js';
-import { expectCoreCases, expectOnceAcross, type Runs } from './cases.js';
+import { expectCoreCases, expectOnceAcross, post, type Runs } from './cases.js';
 import { requireRedis } from '../services.js';
 import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
-import { MATRIX_SECRET, SLOW_HANDLER_MS } from './app/matrix-app.mjs';
+import { MATRIX_SECRET, PLATFORM_SECRETS, SLOW_HANDLER_MS } from './app/matrix-app.mjs';
 
 const COMPATIBILITY_DATE = '2026-04-20';
 const redisUrl = await requireRedis();
@@ -69,6 +69,18 @@ describe('Cloudflare Workers (workerd), built by wrangler without nodejs_compat'
   it('answers the core cases through @payhook/hono, its receiver built once from env', async () => {
     await expectCoreCases({ webhooks: new URL('/hono/webhooks', origin).href, runs: new URL('/hono/runs', origin).href });
     expect(await (await fetch(new URL('/hono/builds', origin))).json()).toEqual({ builds: 1 });
+  });
+
+  it("serves many accounts on one route (made at module scope): A's secret never opens B's URL, an unknown account is a bare 401", async () => {
+    const event = createEvent('payment.success');
+    const at = (account: string) => new URL(`/platform/webhooks/${account}`, origin).href;
+    const refused = { status: 401, text: '{"outcome":"unauthorized"}' };
+    expect(await post(at('acct_B'), event, PLATFORM_SECRETS.acct_A)).toEqual(refused);
+    expect(await post(at('acct_nobody'), event, PLATFORM_SECRETS.acct_A)).toEqual(refused);
+    expect((await post(at('acct_A'), event, PLATFORM_SECRETS.acct_A)).status).toBe(200);
+    const query = new URLSearchParams({ reference: event.reference, key: `@acct_A:${defaultDedupeKey(event)}` });
+    const runs = (await (await fetch(new URL(`/platform/runs?${query}`, origin))).json()) as Runs;
+    expect(runs).toMatchObject({ started: 1, finished: 1, record: { state: 'done', outcome: 'ok' } });
   });
 
   it('without waitUntil, workerd cancels a handler past the budget after the 202: what the hook is for', async () => {

@@ -10,6 +10,14 @@ export const SHARED_STORE_BUDGET_MS = 5_000;
 /** Longer than the budget: a delivery whose merchantReference starts with `slow-` is answered 202 first. */
 export const SLOW_HANDLER_MS = 1_000;
 
+/** A platform's merchant accounts and their webhook secrets (the receiver with `accounts`). */
+export const PLATFORM_SECRETS = { acct_A: `${MATRIX_SECRET}_a`, acct_B: `${MATRIX_SECRET}_b` };
+/** The receiver options of a platform: many accounts, the account in the path's last segment. */
+export const platformAccounts = {
+  secret: undefined,
+  accounts: { resolve: (name) => (Object.hasOwn(PLATFORM_SECRETS, name) ? { secret: PLATFORM_SECRETS[name] } : undefined) },
+};
+
 const silent = { info() {}, warn() {}, error() {} };
 
 /**

@@ -2,7 +2,7 @@
 // workerd in test/runtimes/workerd.test.ts.
 import { Hono } from 'hono';
 import { payhookHono } from '@payhook/hono';
-import { matrixFetch, matrixReceiver, runsAnswer, upstashFrom } from '../app/matrix-app.mjs';
+import { matrixFetch, matrixReceiver, platformAccounts, runsAnswer, upstashFrom } from '../app/matrix-app.mjs';
 
 // Receivers made at module scope, as the README shows: a Worker forbids random values there.
 const plain = matrixReceiver();
@@ -10,6 +10,9 @@ const plainFetch = matrixFetch(plain);
 // The same, handled without the Worker's waitUntil: what workerd does to a handler past the budget.
 const bare = matrixReceiver();
 const bareFetch = matrixFetch(bare);
+
+// A platform's receiver, at module scope too: many accounts on /platform/webhooks/<account>.
+const platformFetch = matrixFetch(matrixReceiver(platformAccounts));
 
 // Hono, with the secret from the Worker's bindings: the adapter builds the receiver per env.
 let fromEnv;
@@ -39,6 +42,7 @@ export default {
     }
     if (pathname.startsWith('/hono/')) return hono.fetch(request, env, ctx);
     if (pathname.startsWith('/nowait/')) return bareFetch(request);
+    if (pathname.startsWith('/platform/')) return platformFetch(request, (work) => ctx.waitUntil(work));
     return plainFetch(request, (work) => ctx.waitUntil(work));
   },
 };

@@ -23,6 +23,11 @@ export interface ReconcilerOptions {
   /** Best a client with `priority: 'background'` on the limiter the app's client uses. */
   client: ReconcileClient;
   receiver: Receiver;
+  /**
+   * On a receiver with `accounts`: the account this reconciler recovers, whose API key `client`
+   * holds (one reconciler per account). Its events run under that account's keys.
+   */
+  account?: string;
   /** Called for each event a run dispatched and each it could not. */
   onRecovered?: (report: DeliveryReport) => void;
   /** Time and timers for `start`, for tests. Default: the real ones. */
@@ -73,7 +78,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       log.write('error', { ...report, error: undefined, err: error }, (error as Error).message);
       return report;
     }
-    return receiver.dispatch(event, { source: 'reconcile', record });
+    return receiver.dispatch(event, { source: 'reconcile', record, account: options.account });
   }
 
   async function run(range: { from: Date | string; to: Date | string }): Promise<ReconcileRun> {

@@ -4,6 +4,8 @@ import { createReceiver, defaultDedupeKey, type DeliveryReport, type Receiver } 
 /** The receiver every adapter is tested with, and the Next app runs. */
 export const SCENARIO = {
   secrets: ['whsec_conformance_current', 'whsec_conformance_previous'],
+  /** The platform's merchant accounts and their secrets (a receiver with `accounts`); acct_A is in a rotation. */
+  accounts: { acct_A: ['whsec_platform_a', 'whsec_platform_a_old'], acct_B: ['whsec_platform_b'] } as Record<string, string[]>,
   maxBodyBytes: 4096,
   /** A signed event with this merchant reference makes a step of the pipeline throw (its dedupeKey), with this text. */
   crash: { merchantReference: 'crash-the-pipeline', message: 'internal detail: postgres://admin:hunter2@db' },
@@ -18,9 +20,20 @@ export type LogLine =
       merchantReference: string;
       secretIndex: number | null;
       attempt: number;
+      account?: string;
       email?: string | null;
     }
-  | { kind: 'report'; outcome: string; status: number; reference?: string; late?: boolean; error?: string; signatureHeaderSeen?: string }
+  | {
+      kind: 'report';
+      outcome: string;
+      status: number;
+      reference?: string;
+      late?: boolean;
+      error?: string;
+      signatureHeaderSeen?: string;
+      account?: string;
+      reason?: string;
+    }
   | { kind: 'warn'; cause: string; message: string };
 
 /**
@@ -28,7 +41,7 @@ export type LogLine =
  * as JSON lines to `logFile`, which the tests read. What handlers do (throw, outlast the budget,
  * overlap) is the pipeline's business and is tested in packages/core/test/receiver.test.ts.
  */
-export function scenarioReceiver(logFile: string | undefined, signatureHeader?: string): Receiver {
+export function scenarioReceiver(logFile: string | undefined, signatureHeader?: string, platform = false): Receiver {
   const write = (line: LogLine) => {
     if (logFile) appendFileSync(logFile, `${JSON.stringify(line)}\n`);
   };
@@ -45,10 +58,15 @@ export function scenarioReceiver(logFile: string | undefined, signatureHeader?: 
       late: r.late,
       error: r.err === undefined ? undefined : r.err instanceof Error ? r.err.message : String(r.err),
       signatureHeaderSeen: r.signatureHeaderSeen,
+      account: r.account,
+      reason: r.reason,
     });
   };
   return createReceiver({
-    secret: [...SCENARIO.secrets],
+    // The platform's receiver: the account from the path's last segment, its secrets from the table.
+    ...(platform
+      ? { accounts: { resolve: (name: string) => (SCENARIO.accounts[name] ? { secret: SCENARIO.accounts[name] } : undefined) } }
+      : { secret: [...SCENARIO.secrets] }),
     maxBodyBytes: SCENARIO.maxBodyBytes,
     signatureHeader: signatureHeader || undefined,
     logger: log,
@@ -59,6 +77,7 @@ export function scenarioReceiver(logFile: string | undefined, signatureHeader?: 
   }).onAny((event, ctx) => {
     const { reference, merchantReference } = event;
     const { email } = event.customer;
-    write({ kind: 'run', reference, event: event.event, merchantReference, secretIndex: ctx.secretIndex, attempt: ctx.attempt, email });
+    const { secretIndex, attempt, account } = ctx;
+    write({ kind: 'run', reference, event: event.event, merchantReference, secretIndex, attempt, email, account });
   });
 }
