@@ -13,6 +13,8 @@ export const N = 4096; // power of two: index = counter & MASK
 const MASK = N - 1;
 // < N: a key is evicted (LRU) after 1024 newer keys and comes back after 4095, so every delivery is new.
 export const STORE_MAX = 1024;
+/** A platform's accounts, in the processAccounts and handleAccounts rows. */
+const ACCOUNTS = ['acct_7Q2a', 'acct_9Kd3', 'acct_Z01x'];
 
 /** What each contender is, for the tables; `async`: its function returns a promise to await. */
 export const ROWS = {
@@ -28,6 +30,15 @@ export const ROWS = {
   },
   processNoStore: {
     label: 'payhook `process` on a store that does nothing (what deduplication costs: not a configuration to run)',
+    async: true,
+  },
+  processAccounts: {
+    label:
+      'payhook `process` on a receiver with `accounts` (issue 50): 3 accounts, each delivery for a cached one (the same memory store and bodies as `process`)',
+    async: true,
+  },
+  handleAccounts: {
+    label: 'payhook `handle` on a receiver with `accounts`: the account read from the Request URL\'s last segment, cached',
     async: true,
   },
   floor: { label: 'floor: HMAC + timingSafeEqual + JSON.parse (Buffer body)' },
@@ -113,6 +124,12 @@ export function makeContenders({ core, adapter, otel, peers }, d = makeDeliverie
       .createReceiver({ secret: SECRET, store: core.memoryStore({ max: STORE_MAX, ...storeOptions }), ...extra })
       .on('payment.success', handlerFor(name));
 
+  const settings = { secret: SECRET };
+  const newPlatform = (name) =>
+    core
+      .createReceiver({ accounts: { resolve: () => settings }, store: core.memoryStore({ max: STORE_MAX }) })
+      .on('payment.success', handlerFor(name));
+
   const signed = peers && signPeers(peers, d);
   const needPeers = (name) => {
     if (!signed) throw new Error(`[bench] ${name} needs the peers: makeContenders({ core, adapter, peers: await loadPeers() })`);
@@ -137,6 +154,33 @@ export function makeContenders({ core, adapter, otel, peers }, d = makeDeliverie
         const expected = createHmac('sha256', SECRET).update(body).digest();
         if (given.length !== expected.length || !timingSafeEqual(expected, given)) throw new Error('floor: bad signature');
         handler(JSON.parse(typeof body === 'string' ? body : body.toString('utf8')));
+      };
+    },
+    /**
+     * `process` on a platform's receiver: three accounts (each with the one secret the bodies are
+     * signed with, so the rows verify the same bytes), every delivery for one of them, cached after
+     * its first lookup. The difference from `process` is what an account costs a delivery.
+     */
+    processAccounts(name) {
+      const { process } = adapter.adapterOf(newPlatform(name));
+      const k = next(name);
+      return () => {
+        const i = k();
+        return process({ method: 'POST', signature: d.signatures[i], body: d.bodies[i], account: ACCOUNTS[i % 3] });
+      };
+    },
+    /** `handle` on a platform's receiver: the account from each Request's path. */
+    handleAccounts(name) {
+      const receiver = newPlatform(name);
+      const k = next(name);
+      return async () => {
+        const i = k();
+        const request = new Request(`http://localhost/webhooks/${ACCOUNTS[i % 3]}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-signature': d.signatures[i] },
+          body: d.bodies[i],
+        });
+        return (await receiver.handle(request)).text();
       };
     },
     /** payhook's pipeline on bytes already read, as the adapters call it. */

@@ -9,6 +9,7 @@ import {
   type AccountsOptions,
   type DeliveryReport,
   type ReceiverOptions,
+  type TransactionRecord,
 } from '../src/index.js';
 import { toNodeListener } from '../src/node-bridge/node-bridge.js';
 import type { RecordClient } from '../src/contracts/handling.js';

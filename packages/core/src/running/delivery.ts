@@ -39,8 +39,8 @@ export interface Pipeline {
   readonly forcedKey: (event: PaymentEvent, forcedBy: string, account: string | undefined) => string;
   /** The ordering guard, when `ordering` is set: a report holds the event back; undefined lets it run. */
   readonly guard: OrderGuard | undefined;
-  /** With `accounts`: the accounts known, and the verifier of a secret nobody has, for names nobody knows. */
-  readonly accounts: { book: AccountBook; decoy: () => Pipeline['verify'] } | undefined;
+  /** With `accounts`: the accounts known, and an account with a secret nobody has, for names nobody knows. */
+  readonly accounts: { book: AccountBook; decoy: () => Account } | undefined;
   /** The key an account's event claims: the account's name before the event's own key. */
   readonly accountKey: (event: PaymentEvent, account: string) => string;
 }
@@ -80,6 +80,8 @@ export const unbudgetedRun = (startedAt: number, source: DeliverySource, trace: 
 /** The ledger's record of a delivery, when the store keeps a ledger. */
 export const traceOf = (p: Pipeline, startedAt: number, source: Trace['source']): Trace | undefined =>
   p.writer && { id: ledgerId(startedAt), receivedAt: startedAt, source };
+
+const MISMATCH = Object.freeze({ ok: false, reason: 'mismatch' }) as Exclude<VerifyResult, { ok: true }>;
 
 /** Step 1, for signed bytes: method and size, then the signature. */
 export function deliver(p: Pipeline, delivery: RawDelivery, run: Run): Awaitable<ReceiverResult> {
@@ -126,24 +128,36 @@ function verifyForAccount(
 ): Awaitable<ReceiverResult> {
   // Anyone can make a lookup fail (a flood of made-up names spends the minute's lookups): its log lines are rationed as refusals.
   if ('error' in a) return finish(p, reportOf('account-unavailable', { error: a.error }), run, true);
-  const known = !('unknown' in a);
-  const v = (known ? a.verify : accounts.decoy())(body, delivery.signature);
-  const accountRun: Run = known ? { ...run, account: a.name, client: a.client } : run;
-  const account = known ? a : undefined;
-  return isPromise(v) ? v.then((r) => checked(r, p, delivery, accountRun, account)) : checked(v, p, delivery, accountRun, account);
+  // A name nobody knows takes the same steps as a known account, with a secret nobody has: same work, same answer.
+  const unknown = 'unknown' in a;
+  const account = unknown ? accounts.decoy() : a;
+  const v = account.verify(body, delivery.signature);
+  const accountRun: Run = { ...run, account: unknown ? undefined : account.name, client: account.client };
+  return isPromise(v)
+    ? v.then((r) => checked(r, p, delivery, accountRun, account, unknown))
+    : checked(v, p, delivery, accountRun, account, unknown);
 }
 
 /** Step 2: a refusal with its diagnosis in the log (the answer is the bare 401 whatever it finds), or the parsed event. */
-function checked(v: VerifyResult, p: Pipeline, delivery: RawDelivery, run: Run, account?: Account): Awaitable<ReceiverResult> {
+function checked(
+  v: VerifyResult,
+  p: Pipeline,
+  delivery: RawDelivery,
+  run: Run,
+  account?: Account,
+  unknown = false,
+): Awaitable<ReceiverResult> {
   const body = delivery.body as RawBody;
-  if (run.trace) run.trace.verified = v.ok;
-  if (!v.ok) {
+  if (run.trace) run.trace.verified = v.ok && !unknown;
+  if (!v.ok || unknown) {
     const { signature: header, signatureHeaderSeen } = delivery;
-    const named = p.accounts && !account ? { accountNamed: isAccountName(delivery.account) ? delivery.account : undefined } : undefined;
-    if (named) return finish(p, { ...reportOf('unauthorized'), reason: 'unknown-account', ...named }, run, true);
-    return p.diagnose(v, { body, header, signatureHeaderSeen, account }).then(
-      (d) => finish(p, { ...d, ...reportOf('unauthorized'), account: run.account }, run, true),
-      () => finish(p, { ...reportOf('unauthorized'), account: run.account }, run, true),
+    const named = unknown
+      ? { reason: 'unknown-account' as const, accountNamed: isAccountName(delivery.account) ? delivery.account : undefined }
+      : undefined;
+    const verdict = v.ok ? MISMATCH : v;
+    return p.diagnose(verdict, { body, header, signatureHeaderSeen, account }).then(
+      (d) => finish(p, { ...d, ...named, ...reportOf('unauthorized'), account: run.account }, run, true),
+      () => finish(p, { ...named, ...reportOf('unauthorized'), account: run.account }, run, true),
     );
   }
   const event = parseEvent(body);

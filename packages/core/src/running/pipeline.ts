@@ -11,7 +11,13 @@ import { verifyStep } from '../steps/verify.js';
 import { SHORTEST_RETENTION_MS } from '../storage/store.js';
 import { dispatchEvent, type Pipeline } from './delivery.js';
 import { createRunCore } from './run-core.js';
-import { createAccountBook } from '../accounts/account-book.js';
+import { createAccountBook, type Account } from '../accounts/account-book.js';
+
+/** What a name nobody knows is verified as: an account whose one secret nobody has. */
+function decoyAccount(): Account {
+  const secrets = [crypto.randomUUID()];
+  return { name: '', secrets, verify: verifyStep(secrets), client: undefined };
+}
 
 /** An account's keys start with its name: names hold no `:`, so two accounts' keys never meet, whatever their events. */
 const accountPrefix = (account: string) => `@${account}:`;
@@ -23,7 +29,7 @@ const accountPrefix = (account: string) => `@${account}:`;
  */
 export function createPipeline(options: ReceiverOptions) {
   const o = resolveOptions(options);
-  let decoy: Pipeline['verify'] | undefined;
+  let decoy: Account | undefined;
   if (o.verifyBeforeHandling && !o.accounts) needsClient(o.client, { verify: true });
   const verify = verifyStep(o.secrets);
   const core = createRunCore({ ...o, user: 'receiver', clientPerAccount: o.accounts !== undefined });
@@ -56,7 +62,7 @@ export function createPipeline(options: ReceiverOptions) {
     accounts: o.accounts && {
       book: createAccountBook(o.accounts, o.clock, verifyStep, (message, fields) => o.log.write('warn', fields, message)),
       // Made on first use: a Worker forbids random values at module scope, where receivers are often made.
-      decoy: () => (decoy ??= verifyStep([crypto.randomUUID()])),
+      decoy: () => (decoy ??= decoyAccount()),
     },
     // The guard runs a missing earlier event as a reconcile would, through the same steps.
     guard:
