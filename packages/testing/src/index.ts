@@ -31,6 +31,7 @@ export {
   startReferenceService,
   type MoveOptions,
   type StartReferenceServiceOptions,
+  type TestMerchant,
   type TestReferenceService,
 } from './reference/reference-service.js';
 export {

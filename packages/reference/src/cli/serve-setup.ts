@@ -43,7 +43,22 @@ export function readConfig(file: string): ConfigFile {
   if (typeof parsed !== 'object' || parsed === null || (parsed.merchants !== undefined && !Array.isArray(parsed.merchants))) {
     throw new UsageError(`${file} must hold a JSON object whose "merchants" is a list.`);
   }
+  parsed.merchants?.forEach((m, i) => {
+    const problem = merchantProblem(m);
+    if (problem) throw new UsageError(`${file}: merchants[${i}] ${problem}.`);
+  });
   return parsed;
+}
+
+/** What is wrong with one entry of the config's merchants, before anything reads it; the service checks the rest. */
+function merchantProblem(m: unknown): string | null {
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) return 'must be an object such as { "id": "shop-a" }';
+  const { id, apiKeys, webhookSecret } = m as Record<string, unknown>;
+  if (id !== undefined && (typeof id !== 'string' || id === '')) return '"id" must be a non-empty string, such as "shop-a"';
+  if (apiKeys !== undefined && !Array.isArray(apiKeys)) return '"apiKeys" must be a list, such as [{ "key": "sk_test_…" }]';
+  if (webhookSecret !== undefined && typeof webhookSecret !== 'string')
+    return '"webhookSecret" must be a string (leave it out to generate one)';
+  return null;
 }
 
 /** A key as a state file keeps it: its sha256 digest and mode, never the key. */
@@ -55,18 +70,21 @@ function digested(k: ApiKeyConfig): ApiKeyConfig {
 
 const isSandbox = (k: ApiKeyConfig) => (k.key ?? '').startsWith('sk_test_') || k.mode === 'sandbox';
 
+/** What `setupMerchants` gives `serve`: the merchants, and per merchant (same order) its banner lines about credentials. */
+export interface MerchantSetup {
+  merchants: MerchantConfig[];
+  shown: string[][];
+}
+
 /**
  * The merchants `serve` runs with, and the banner lines about their credentials. From a state
- * file when one was saved (flags add keys or set the callback URL), else from --config and the
- * flags, with a sandbox key and a webhook secret generated when none is given (printed once).
+ * file when one was saved (flags add keys to the first merchant or set its callback URL), else
+ * from --config and the flags (which apply to the first merchant), with a sandbox key and a
+ * webhook secret generated for each merchant that has none (printed once). Every merchant gets
+ * its id (`merchant_<n>` when the file gives none), so the banner and a state file name it.
  * With --state, keys are kept as sha256 digests only.
  */
-export function setupMerchants(
-  flags: ServeFlags,
-  config: ConfigFile,
-  saved: StateFile | null,
-): { merchants: MerchantConfig[]; shown: string[] } {
-  const shown: string[] = [];
+export function setupMerchants(flags: ServeFlags, config: ConfigFile, saved: StateFile | null): MerchantSetup {
   const keys = flags['api-key'] ?? [];
   for (const key of keys) {
     if (!/^sk_(test|live)_[A-Za-z0-9_-]{8,}$/.test(key)) {
@@ -76,6 +94,7 @@ export function setupMerchants(
     }
   }
   let merchants: MerchantConfig[];
+  let shown: string[][];
   if (saved) {
     if (flags.config) {
       throw new UsageError(
@@ -89,33 +108,44 @@ export function setupMerchants(
     }
     const known = new Set(first.apiKeys.map((k) => k.sha256));
     for (const key of keys) if (!known.has(hashKey(key))) first.apiKeys.push({ key });
-    if (keys.length === 0)
-      shown.push(`  sandbox key     kept in the state file as a sha256 digest: use the key printed when it was generated`);
-    shown.push(`  webhook secret  ${first.webhookSecret.slice(0, 8)}… (kept in the state file)`);
+    shown = merchants.map((m, i) => [
+      ...(m.apiKeys.some(isSandbox) && (i > 0 || keys.length === 0)
+        ? ['  sandbox key     kept in the state file as a sha256 digest: use the key printed when it was generated']
+        : []),
+      `  webhook secret  ${m.webhookSecret.slice(0, 8)}… (kept in the state file)`,
+    ]);
   } else {
-    merchants = config.merchants?.length ? config.merchants.map((m) => ({ ...m })) : [];
-    if (merchants.length === 0) merchants.push({ ...DEFAULT_MERCHANT, apiKeys: [], webhookSecret: '' });
-    const first = merchants[0]!;
-    first.apiKeys = [...(first.apiKeys ?? []), ...keys.map((key) => ({ key }))];
-    if (!first.apiKeys.some(isSandbox)) {
-      const key = generateApiKey('sandbox');
-      first.apiKeys.push({ key });
-      shown.push(`  sandbox key     ${key}${flags.state ? '  (shown once: the state file keeps only its sha256 digest)' : ''}`);
-    }
-    if (flags['webhook-secret']) {
-      first.webhookSecret = flags['webhook-secret'];
-      shown.push(`  webhook secret  ${mask(first.webhookSecret)}`);
-    } else if (!first.webhookSecret) {
-      first.webhookSecret = generateWebhookSecret();
-      shown.push(`  webhook secret  ${first.webhookSecret}`);
-    } else {
-      shown.push(`  webhook secret  ${mask(first.webhookSecret)}`);
-    }
+    const given = config.merchants?.length ? config.merchants : [{ ...DEFAULT_MERCHANT, apiKeys: [], webhookSecret: '' }];
+    merchants = given.map((m, i) => ({ ...m, id: m.id ?? `merchant_${i + 1}`, apiKeys: [...(m.apiKeys ?? [])] }));
+    merchants[0]!.apiKeys.push(...keys.map((key) => ({ key })));
+    if (flags['webhook-secret']) merchants[0]!.webhookSecret = flags['webhook-secret'];
+    shown = merchants.map((m) => credentials(m, flags.state !== undefined));
   }
-  for (const key of keys) if (key.startsWith('sk_test_')) shown.unshift(`  sandbox key     ${mask(key)}`);
+  for (const key of keys) if (key.startsWith('sk_test_')) shown[0]!.unshift(`  sandbox key     ${mask(key)}`);
   if (flags['callback-url']) merchants[0]!.callbackUrl = flags['callback-url'];
   if (flags.state) for (const m of merchants) m.apiKeys = (m.apiKeys ?? []).map(digested);
   return { merchants, shown };
+}
+
+/**
+ * Generate what a merchant of the config lacks (a sandbox key, a webhook secret) and say so:
+ * what was generated is printed in full, once; a secret that was given is masked, and keys from
+ * the config file are never printed.
+ */
+function credentials(m: MerchantConfig, state: boolean): string[] {
+  const shown: string[] = [];
+  if (!m.apiKeys.some(isSandbox)) {
+    const key = generateApiKey('sandbox');
+    m.apiKeys.push({ key });
+    shown.push(`  sandbox key     ${key}${state ? '  (shown once: the state file keeps only its sha256 digest)' : ''}`);
+  }
+  if (m.webhookSecret) {
+    shown.push(`  webhook secret  ${mask(m.webhookSecret)}`);
+  } else {
+    m.webhookSecret = generateWebhookSecret();
+    shown.push(`  webhook secret  ${m.webhookSecret}`);
+  }
+  return shown;
 }
 
 /**

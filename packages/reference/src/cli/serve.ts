@@ -6,6 +6,7 @@ import { createReferenceService } from '../service/create-service.js';
 import type { ReferenceService } from '../service/service-types.js';
 import { createStateSaver, readStateFile, StateFileError, type StateFile, type StateSaver } from '../state/state-file.js';
 import { parseFlags, UsageError } from './common.js';
+import { banner } from './serve-banner.js';
 import { readConfig, setupMerchants, setupSignatureHeader } from './serve-setup.js';
 
 export const SERVE_USAGE = `Usage: payhook-reference serve [options]
@@ -28,7 +29,10 @@ Options:
   --page-host <name>       Another host name (name or name:port) the checkout page and dashboard answer
                            to, besides IP addresses and localhost on --port; repeatable
   --config <file>          JSON config: { "merchants": [...], "allowHttpCallbacks": bool, "publicUrl": "..." }
-                           Flags above apply to the first merchant of the file.
+                           One merchant account each (a platform's several accounts), with its own id,
+                           API keys, webhook secret and callback URL; a key or secret left out is
+                           generated and printed. --api-key, --webhook-secret and --callback-url apply
+                           to the first merchant of the file.
   --state <file>           Keep merchants (keys as sha256 digests), the webhook secret, the signature
                            header, transactions and deliveries in this file (mode 600), and load them
                            at start: a restart keeps them
@@ -99,7 +103,8 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
       pageHosts,
       signatureHeader: signature.header,
       state: saved ?? undefined,
-      onDeliveryAttempt: values.quiet ? undefined : (d, a) => out(`${liveLogLine(d, a)}\n`),
+      // With several merchants each line names the delivery's merchant, so a platform's accounts can be told apart.
+      onDeliveryAttempt: values.quiet ? undefined : (d, a) => out(`${liveLogLine(d, a, merchants.length > 1)}\n`),
       onChange: () => saver?.schedule(),
     });
   } catch (error) {
@@ -143,19 +148,9 @@ export async function serve(argv: string[], out: (text: string) => void, err: (t
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  const first = merchants[0]!;
   const loaded = saved ? `loaded ${saved.transactions.length} transactions and ${saved.deliveries.length} deliveries` : 'new';
-  out(
-    [
-      `payhook-reference listening on ${running.url}`,
-      `  dashboard       ${running.url}/_dashboard`,
-      ...shown,
-      ...(stateFile ? [`  state file      ${stateFile} (${loaded}; saved on every change)`] : []),
-      `  callback URL    ${first.callbackUrl ?? '(none: pass --callback-url or callbackUrl at initialize)'}`,
-      signature.shown,
-      '',
-    ].join('\n'),
-  );
+  const state = stateFile ? `  state file      ${stateFile} (${loaded}; saved on every change)` : undefined;
+  out(banner({ url: running.url, merchants, shown, state, signature: signature.shown }));
 
   return 'running';
 }

@@ -210,6 +210,13 @@ export function createMerchantRegistry(configs: MerchantConfig[]): MerchantRegis
           throw new TypeError(`[@payhook/reference] merchant ${id}: unknown permission "${p}"; use ${PERMISSIONS.join(', ')}.`);
         }
       }
+      // One key, one account: a key given to two merchants would silently act for the later one.
+      const owner = keys.get(hash)?.merchant;
+      if (owner !== undefined && owner !== merchant) {
+        throw new TypeError(
+          `[@payhook/reference] merchants ${owner.id} and ${id} share an API key; give each merchant keys of its own (generateApiKey()).`,
+        );
+      }
       keys.set(hash, { merchant, mode, permissions: new Set(k.permissions ?? PERMISSIONS), revoked: k.revoked ?? false });
     }
   });

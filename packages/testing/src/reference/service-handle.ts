@@ -10,25 +10,69 @@ import {
 } from '@payhook/reference';
 import { resolveTarget } from '../targets/resolve-target.js';
 import type { MoveOptions, TestReferenceService } from './service-types.js';
-import type { WebhookRelay } from './webhook-relay.js';
+import type { TestAccount } from './accounts.js';
+import { routeOf, type WebhookRelay } from './webhook-relay.js';
 
-/** What `startReferenceService` started, for the handle to drive and to close. */
+/** What `startReferenceService` started, for the handles to drive and to close. */
 export interface StartedService {
   service: ReferenceService;
   /** The API's server; undefined with `listen: false`. */
   running: RunningServer | undefined;
   relay: WebhookRelay;
-  apiKey: string;
-  webhookSecret: string;
+  /** The merchant accounts, in the order given: the first is the handle `serviceHandle` returns. */
+  accounts: readonly TestAccount[];
   /** The webhook route on an app target (the `path` option). */
   path: string | undefined;
 }
 
+/** What every account's handle shares: the service, its clock, the target and `close`. */
+type Shared = Pick<
+  TestReferenceService,
+  'service' | 'url' | 'clock' | 'deliverTo' | 'advance' | 'runRetrySchedule' | 'account' | 'close' | typeof Symbol.asyncDispose
+>;
+
 let counter = 0;
 
-/** The typed controls a test drives a started reference service with (`TestReferenceService`). */
-export function serviceHandle({ service, running, relay, apiKey, webhookSecret, path }: StartedService): TestReferenceService {
+/** The typed controls a test drives a started reference service with (`TestReferenceService`), one handle per account. */
+export function serviceHandle({ service, running, relay, accounts, path }: StartedService): TestReferenceService {
   const url = running?.url ?? 'http://reference.invalid';
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    if (running) await running.close();
+    else service.close();
+    await relay.close();
+  };
+  const handles = new Map<string, TestReferenceService>();
+  const shared: Shared = {
+    service,
+    url,
+    clock: service.clock,
+    async deliverTo(next, targetOptions) {
+      const options = targetOptions ?? { path };
+      await relay.setTarget(await resolveTarget(next, options), routeOf(next, options));
+    },
+    advance: (ms) => service.clock.advance(ms),
+    runRetrySchedule: () => service.clock.advance(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0) + DELIVERY_TIMEOUT_MS),
+    account(id) {
+      const handle = handles.get(id);
+      if (handle) return handle;
+      throw new Error(
+        `[@payhook/testing] account(${JSON.stringify(id)}): no such merchant account; the service was started with ${[...handles.keys()].join(', ')}. Name it in startReferenceService({ merchants: [{ id: ${JSON.stringify(id)} }] }).`,
+      );
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+  for (const account of accounts) handles.set(account.id, accountHandle(shared, running, account));
+  return handles.get(accounts[0]!.id)!;
+}
+
+/** The controls that act for one account: its key for the API and sandbox control, its deliveries. */
+function accountHandle(shared: Shared, running: RunningServer | undefined, account: TestAccount): TestReferenceService {
+  const { service, url } = shared;
+  const { id, apiKey, webhookSecret } = account;
   const inProcessFetch = (input: RequestInfo | URL, init?: RequestInit) => service.fetch(new Request(input, init));
   const client = createClient({ apiKey, baseUrl: url, fetch: running ? undefined : (inProcessFetch as typeof fetch) });
   const call = sandboxCall(service, url, apiKey);
@@ -41,27 +85,14 @@ export function serviceHandle({ service, running, relay, apiKey, webhookSecret, 
     return record;
   }
 
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    if (running) await running.close();
-    else service.close();
-    await relay.close();
-  };
-
   return {
-    service,
-    url,
+    ...shared,
+    accountId: id,
     apiKey,
     webhookSecret,
-    callbackUrl: relay.callbackUrl,
+    callbackUrl: account.callbackUrl,
     env: { PAYHOOK_BASE_URL: url, PAYHOOK_API_KEY: apiKey, PAYHOOK_WEBHOOK_SECRET: webhookSecret },
     client,
-    clock: service.clock,
-    async deliverTo(next, targetOptions) {
-      await relay.setTarget(await resolveTarget(next, targetOptions ?? { path }));
-    },
     async createTransaction(input = {}) {
       counter += 1;
       const merchantReference = input.merchantReference ?? `order-${process.pid}-${counter}`;
@@ -87,19 +118,15 @@ export function serviceHandle({ service, running, relay, apiKey, webhookSecret, 
     async clearFaults() {
       await call('DELETE', '/_sandbox/faults');
     },
-    advance: (ms) => service.clock.advance(ms),
-    runRetrySchedule: () => service.clock.advance(RETRY_DELAYS_MS.reduce((a, b) => a + b, 0) + DELIVERY_TIMEOUT_MS),
     deliveries: (filter = {}) =>
       service
-        .deliveries({ merchantId: 'test', mode: 'sandbox', reference: filter.reference })
+        .deliveries({ merchantId: id, mode: 'sandbox', reference: filter.reference })
         .filter((d) => filter.event === undefined || d.event === filter.event),
     fetch(fetchPath, init = {}) {
       const headers = new Headers(init.headers);
       if (!headers.has('authorization')) headers.set('authorization', `Bearer ${apiKey}`);
       return service.fetch(new Request(new URL(fetchPath, url), { ...init, headers }));
     },
-    close,
-    [Symbol.asyncDispose]: close,
   };
 }
 

@@ -20,10 +20,17 @@ export interface StartReferenceServiceOptions {
   path?: string;
   /** Serve the API over HTTP on 127.0.0.1, port 0 (default true). `false`: in process only; `url` is then a placeholder and `fetch`/`client` go straight to the service. */
   listen?: boolean;
-  /** The sandbox API key. Default: generated. */
+  /** The sandbox API key. Default: generated. With `merchants`, give each account its own instead. */
   apiKey?: string;
-  /** The webhook secret. Default: generated. */
+  /** The webhook secret. Default: generated. With `merchants`, give each account its own instead. */
   webhookSecret?: string;
+  /**
+   * Several merchant accounts, as a platform serves (each its own key and secret), instead of the
+   * one `test` merchant. The returned handle acts for the first; `account(id)` for any. Each
+   * account's webhooks reach the target at `<path>/<id>` (`/webhooks/shop-a`), where a receiver
+   * with `accounts` reads the account from the path's last segment, unless it has a `callbackUrl`.
+   */
+  merchants?: readonly TestMerchant[];
   /** Where the virtual clock starts. Default: now. */
   startAt?: Date | number;
   /**
@@ -35,6 +42,20 @@ export interface StartReferenceServiceOptions {
   service?: Omit<ReferenceServiceOptions, 'merchants' | 'clock' | 'allowHttpCallbacks'>;
 }
 
+/** One merchant account of `startReferenceService({ merchants })`. */
+export interface TestMerchant {
+  /** The account's name: 1 to 64 letters, digits, `_` or `-`, such as `shop-a`. */
+  id: string;
+  /** Shown on the checkout page. Default: the id. */
+  name?: string;
+  /** The account's sandbox API key. Default: generated. */
+  apiKey?: string;
+  /** The account's webhook secret. Default: generated. */
+  webhookSecret?: string;
+  /** The account's own (dashboard) callback URL. Default: the relay, reaching the target at `<path>/<id>`. */
+  callbackUrl?: string;
+}
+
 export interface MoveOptions {
   /** The provider the customer paid (or failed) with, by its provider code (`telebirr`, `cbe_birr`…). Default `telebirr`. */
   paymentMethod?: (typeof PAYMENT_METHODS)[number];
@@ -42,14 +63,23 @@ export interface MoveOptions {
   settle?: boolean;
 }
 
-/** A reference service started for a test, with its controls typed. */
+/**
+ * A reference service started for a test, with its controls typed. It acts for one merchant
+ * account (`accountId`): its key, secret and client, its transactions, deliveries and faults.
+ * The service, clock, target and `close` are shared by every account.
+ */
 export interface TestReferenceService {
   readonly service: ReferenceService;
   /** The API's origin (`http://127.0.0.1:<port>`). */
   readonly url: string;
+  /** The merchant account this handle acts for: `test`, or the id given in `merchants`. */
+  readonly accountId: string;
   readonly apiKey: string;
   readonly webhookSecret: string;
-  /** The callback URL the service delivers to: a relay that forwards to `deliverTo`'s target. */
+  /**
+   * The merchant's callback URL: a relay that forwards to `deliverTo`'s target (with `merchants`,
+   * to `<path>/<id>` on it), or the `callbackUrl` the account was given.
+   */
   readonly callbackUrl: string;
   /** `PAYHOOK_BASE_URL`, `PAYHOOK_API_KEY`, `PAYHOOK_WEBHOOK_SECRET`, for an app that reads its configuration from the environment. */
   readonly env: { PAYHOOK_BASE_URL: string; PAYHOOK_API_KEY: string; PAYHOOK_WEBHOOK_SECRET: string };
@@ -78,10 +108,15 @@ export interface TestReferenceService {
   advance(ms: number): Promise<void>;
   /** Advance through the whole retry schedule (1 + 2 + 4 + 8 minutes, plus the last attempt's timeout). */
   runRetrySchedule(): Promise<void>;
-  /** Every delivery of the sandbox (optionally of one transaction or event), oldest first, with its attempts. */
+  /** Every delivery of the account's sandbox (optionally of one transaction or event), oldest first, with its attempts. */
   deliveries(filter?: { reference?: string; event?: string }): Delivery[];
   /** A request to the service (in process), e.g. `ref.fetch('/_sandbox/clock')`; the sandbox key is sent unless `authorization` is given. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  /**
+   * The same controls acting for another account of `merchants`: its key, secret, client and
+   * callback URL, its transactions, deliveries and faults. Throws for an id not started.
+   */
+  account(id: string): TestReferenceService;
   /** Stop the service, its server, the relay, and any port opened for the target. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

@@ -1,16 +1,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ResolvedTarget } from '../targets/target.js';
+import type { ResolvedTarget, TargetOptions } from '../targets/target.js';
 
 /**
  * The reference service's callback URL in a test: the service needs it at start, while the app
  * it should reach usually exists only later. Every webhook is forwarded to the current target.
  */
 export interface WebhookRelay {
-  /** `http://127.0.0.1:<port>/webhooks`. */
+  /** `http://127.0.0.1:<port>/webhooks`; a merchant account's is `<callbackUrl>/<id>`. */
   readonly callbackUrl: string;
-  /** Forward to `next` from now on; the previous target is closed. */
-  setTarget(next: ResolvedTarget): Promise<void>;
+  /**
+   * Forward to `next` from now on; the previous target is closed. `route` is the target's webhook
+   * route (`routeOf`): what the relay got below `/webhooks` goes below it.
+   */
+  setTarget(next: ResolvedTarget, route?: string): Promise<void>;
   /** Stop the relay, then close the current target. */
   close(): Promise<void>;
 }
@@ -27,6 +30,7 @@ export interface WebhookRelay {
  */
 export async function startWebhookRelay(): Promise<WebhookRelay> {
   let target: ResolvedTarget | undefined;
+  let route = '/webhooks';
   const relay = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -42,7 +46,8 @@ export async function startWebhookRelay(): Promise<WebhookRelay> {
           if (typeof value === 'string' && name !== 'host' && name !== 'connection' && name !== 'content-length') headers[name] = value;
         }
         try {
-          const response = await target.send({ method: req.method ?? 'POST', headers, body: Buffer.concat(chunks) });
+          const path = forwardPath(route, req.url ?? '');
+          const response = await target.send({ method: req.method ?? 'POST', path, headers, body: Buffer.concat(chunks) });
           const out: Record<string, string> = {};
           response.headers.forEach((value, name) => {
             if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') out[name] = value;
@@ -62,9 +67,10 @@ export async function startWebhookRelay(): Promise<WebhookRelay> {
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
   return {
     callbackUrl: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/webhooks`,
-    async setTarget(next) {
+    async setTarget(next, nextRoute = '/webhooks') {
       const previous = target;
       target = next;
+      route = nextRoute;
       await previous?.close();
     },
     async close() {
@@ -75,4 +81,31 @@ export async function startWebhookRelay(): Promise<WebhookRelay> {
       await target?.close();
     },
   };
+}
+
+/**
+ * The webhook route of a target: a URL target's own path and query, else the `path` option
+ * (default `/webhooks`).
+ *
+ * @example
+ * routeOf('http://127.0.0.1:3000/webhooks/epay', {}); // '/webhooks/epay'
+ */
+export function routeOf(target: unknown, options: TargetOptions): string {
+  if (typeof target === 'string' || target instanceof URL) {
+    const url = new URL(target);
+    return url.pathname + url.search;
+  }
+  return options.path ?? '/webhooks';
+}
+
+/**
+ * Where a webhook the relay got at `requestUrl` goes on the target: at `/webhooks` itself, the
+ * target's route (undefined: the target knows it); below it (a merchant account's
+ * `/webhooks/shop-a`), the same below the route (`/webhooks/epay/shop-a`).
+ */
+function forwardPath(route: string, requestUrl: string): string | undefined {
+  const got = new URL(requestUrl, 'http://relay.invalid');
+  if (!got.pathname.startsWith('/webhooks/')) return undefined;
+  const base = new URL(route, 'http://relay.invalid');
+  return `${base.pathname.replace(/\/+$/, '')}${got.pathname.slice('/webhooks'.length)}${base.search || got.search}`;
 }
