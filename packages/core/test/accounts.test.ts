@@ -100,6 +100,18 @@ describe('an account per request, secrets per account', () => {
     expect(p.asked).toEqual(['acct_A', 'acct_A']);
   });
 
+  it('asks again at once about an account the app says to forget (a secret added for a rotation)', async () => {
+    const p = platform();
+    expect((await p.post('/w/acct_A', bodyOf(), 'whsec_a')).status).toBe(200);
+    p.table.acct_A = ['whsec_a_rolled', 'whsec_a'];
+    expect((await p.post('/w/acct_A', bodyOf(), 'whsec_a_rolled')).status).toBe(401);
+    p.receiver.forgetAccount('acct_A');
+    expect((await p.post('/w/acct_A', bodyOf(), 'whsec_a_rolled')).status).toBe(200);
+    expect((await p.post('/w/acct_A', bodyOf(), 'whsec_a')).status).toBe(200);
+    expect(p.asked).toEqual(['acct_A', 'acct_A']);
+    expect(() => createReceiver({ secret: 's' }).forgetAccount('acct_A')).toThrow(/forgetAccount is for a receiver with `accounts`/);
+  });
+
   it('runs a resolver that answers synchronously, and one that answers with a promise', async () => {
     const p = platform({ accounts: { resolve: async (name) => (name === 'acct_A' ? { secret: 'whsec_a' } : undefined) } });
     expect((await p.post('/w/acct_A', bodyOf(), 'whsec_a')).status).toBe(200);

@@ -39,6 +39,12 @@ export interface Receiver {
    * shutdown; at once when the store keeps no ledger.
    */
   idle(): Promise<void>;
+  /**
+   * With `accounts`: drop what is cached of an account (its settings, or that nobody had that name),
+   * so that its next delivery asks `accounts.resolve` again: after a secret is added for a
+   * rotation, or an account joins or leaves. Throws on a receiver without `accounts`.
+   */
+  forgetAccount(account: string): void;
   readonly store: Store;
   readonly dedupeKey: (event: PaymentEvent) => string;
 }

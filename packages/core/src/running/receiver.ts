@@ -70,6 +70,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return replays.replay(id, replayOptions);
     },
     idle: () => (writer ? writer.idle() : Promise.resolve()),
+    forgetAccount(account) {
+      if (!p.accounts) throw new TypeError('[@payhook/core] forgetAccount is for a receiver with `accounts`; this one has one `secret`.');
+      p.accounts.book.forget(account);
+    },
     store: o.store,
     dedupeKey: o.dedupeKey,
   };

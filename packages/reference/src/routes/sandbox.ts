@@ -5,6 +5,7 @@ import type { Route, RouteRequest } from '../service/context.js';
 import { PAYMENT_METHODS } from '../domain/providers.js';
 import { toRecord } from '../domain/transactions.js';
 import { isAction, TRANSITIONS } from '../domain/transitions.js';
+import { generateWebhookSecret } from '../domain/merchants.js';
 
 const actionBodySchema = z.object({
   paymentMethod: z.enum(PAYMENT_METHODS, { error: `paymentMethod must be one of: ${PAYMENT_METHODS.join(', ')}` }).optional(),
@@ -58,6 +59,17 @@ async function addFault({ ctx, caller, request }: RouteRequest): Promise<Respons
   return json(ctx.faults.add(caller.merchant.id, body.data), 201);
 }
 
+/**
+ * Roll the merchant's webhook secret, as a dashboard's "roll secret" does: every delivery attempt
+ * from now on (retries too) is signed with the new one, which the answer carries once. The
+ * interface does not show how secrets are issued; a merchant rotating keeps both in its receiver
+ * until the old one's deliveries are done.
+ */
+function rollWebhookSecret({ caller }: RouteRequest): Response {
+  caller.merchant.webhookSecret = generateWebhookSecret();
+  return json({ webhookSecret: caller.merchant.webhookSecret });
+}
+
 /** Sandbox control (sandbox keys only): move transactions, read deliveries, the clock, faults. Bodies are bare, like /v1's. */
 export const sandboxRoutes: Route[] = [
   { method: 'POST', path: '/_sandbox/transactions/:reference/:action', access: 'sandbox', handle: move },
@@ -69,6 +81,7 @@ export const sandboxRoutes: Route[] = [
     handle: ({ ctx }) => json({ now: new Date(ctx.clock.now()).toISOString() }),
   },
   { method: 'POST', path: '/_sandbox/clock/advance', access: 'sandbox', handle: advance },
+  { method: 'POST', path: '/_sandbox/webhook-secret/roll', access: 'sandbox', handle: rollWebhookSecret },
   { method: 'GET', path: '/_sandbox/faults', access: 'sandbox', handle: ({ ctx, caller }) => json(ctx.faults.list(caller.merchant.id)) },
   { method: 'POST', path: '/_sandbox/faults', access: 'sandbox', handle: addFault },
   {
