@@ -1,6 +1,8 @@
 // The queue contract (contract.ts) on each engine: in the `payhook` project on the newest peers,
-// in `lowest-peers` on the lowest the ranges allow (vitest.config.ts).
+// in `lowest-peers` on the lowest the ranges allow (vitest.config.ts). And a platform's accounts
+// through the queue (accounts-contract.ts), on an engine of its own (pg-boss: a schema of its own).
 import { DATABASE_URL, requirePostgres, requireRedis } from '../services.js';
+import { queueAccountsContract } from './accounts-contract.js';
 import { queueContract } from './contract.js';
 import { ENGINES, type EngineName } from './engines.js';
 
@@ -8,4 +10,5 @@ const servicesUp = (await requirePostgres()) !== undefined && (await requireRedi
 
 for (const name of Object.keys(ENGINES) as EngineName[]) {
   queueContract(name, ENGINES[name](), { databaseUrl: DATABASE_URL, skip: !servicesUp });
+  queueAccountsContract(name, ENGINES[name](), { databaseUrl: DATABASE_URL, skip: !servicesUp });
 }

@@ -18,6 +18,10 @@ export interface TestQueue extends Handoff {
   jobsFor(dedupeKey: string): Promise<number>;
   /** The dead-letter queue's jobs: the event's dedupe key and the error that sent it there. */
   deadLetters(): Promise<{ dedupeKey: string; error: string | undefined }[]>;
+  /** The data of the job the engine holds for a dedupe key, as a worker reads it; undefined when there is none. */
+  jobData(dedupeKey: string): Promise<unknown>;
+  /** Write a job straight into the queue, past every receiver: what anyone who can write to the queue can do. */
+  send(data: { dedupeKey: string } & Record<string, unknown>): Promise<void>;
   worker(options: { store: PostgresStore; concurrency?: number; leaseMs?: number }): QueueWorker;
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { bullmqQueue, createWorker as bullmqWorker, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
+import type { QueuedEvent } from '@payhook/core/queue';
 import { DATABASE_URL, REDIS_URL } from '../services.js';
 import type { ContractEngine } from './contract.js';
 import { pgBossEngine } from './pg-boss-engine.js';
@@ -19,6 +20,12 @@ export const ENGINES = {
         async deadLetters() {
           const jobs = await queue.deadLetters.getJobs(['waiting', 'delayed', 'completed', 'failed', 'active']);
           return jobs.map((j) => ({ dedupeKey: j.data.dedupeKey, error: j.data.error }));
+        },
+        async jobData(key) {
+          return (await queue.queue.getJob(jobIdOf(key)))?.data;
+        },
+        async send(data) {
+          await queue.queue.add('forged', data as unknown as QueuedEvent, { jobId: jobIdOf(data.dedupeKey), attempts: 1 });
         },
         worker: (o) => bullmqWorker({ ...o, queue, logger: quiet }),
         close: () => queue.close(),

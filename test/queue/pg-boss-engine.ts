@@ -24,6 +24,17 @@ export function pgBossEngine(databaseUrl: string): ContractEngine & { schema: st
         enqueue: queue.enqueue,
         jobsFor: async (key) => (await rows(queue.name, key)).length,
         deadLetters: async () => (await rows(queue.deadLetterName, null)).map((r) => ({ dedupeKey: r.key, error: r.error ?? undefined })),
+        jobData: async (key) =>
+          (
+            await s.store.pool.query<{ data: unknown }>(`select data from ${schema}.job where name = $1 and data->>'dedupeKey' = $2`, [
+              queue.name,
+              key,
+            ])
+          ).rows[0]?.data,
+        async send(data) {
+          await queue.ready();
+          await queue.boss.send(queue.name, data);
+        },
         worker: (o) => createWorker({ ...o, queue, logger: quiet }),
         close: () => queue.close(),
       };

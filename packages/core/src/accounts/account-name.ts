@@ -30,3 +30,6 @@ export function accountNamed(from: AccountSource, url: string | undefined, heade
   if (hash >= 0 && hash < end) end = hash;
   return url.slice(url.lastIndexOf('/', end - 1) + 1, end);
 }
+
+/** What an account's dedupe keys start with: names hold no `:`, so two accounts' keys never meet, whatever their events. */
+export const accountKeyPrefix = (account: string): string => `@${account}:`;

@@ -29,10 +29,13 @@ export function printList(entries: readonly LedgerEntry[], { json, empty, next }
     console.log(empty);
     return;
   }
+  // A platform's records name their account: a column of its own, only where one is named.
+  const accounts = entries.some((e) => e.account !== undefined);
   const rows = entries.map((e) =>
     [
       e.id,
       iso(e.receivedAt),
+      ...(accounts ? [e.account ?? '-'] : []),
       e.source,
       e.event ?? '-',
       e.reference ?? '-',
@@ -45,7 +48,7 @@ export function printList(entries: readonly LedgerEntry[], { json, empty, next }
         .join(' '),
     ].map((cell) => escapeText(String(cell))),
   );
-  const head = ['ID', 'RECEIVED', 'SOURCE', 'EVENT', 'REFERENCE', 'SIG', 'ANSWER', 'TOOK', ''];
+  const head = ['ID', 'RECEIVED', ...(accounts ? ['ACCOUNT'] : []), 'SOURCE', 'EVENT', 'REFERENCE', 'SIG', 'ANSWER', 'TOOK', ''];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   for (const r of [head, ...rows])
     console.log(
@@ -66,6 +69,7 @@ const ORDER = [
   'id',
   'receivedAt',
   'source',
+  'account',
   'reference',
   'event',
   'dedupeKey',

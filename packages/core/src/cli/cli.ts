@@ -5,8 +5,10 @@ import { printList, show } from './cli-print.js';
 import { escapeText } from '../base/escape-text.js';
 import { retryDeadLetters } from '../ledger/dead-letters.js';
 import { eraseDeliveries } from '../ledger/erase.js';
+import { noDelivery } from '../ledger/replay.js';
+import { isAccountName } from '../accounts/account-name.js';
 import { errorMessage } from '../base/errors.js';
-import { pageSize, type LedgerQuery } from '../storage/ledger.js';
+import { pageSize, type LedgerEntry, type LedgerQuery } from '../storage/ledger.js';
 import { isMemoryLedger } from '../storage/memory-ledger.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { Receiver } from '../contracts/receiving.js';
@@ -27,6 +29,8 @@ Options:
   --reference <ref>   --event <name>   --outcome <outcome>
   --since <time>      --until <time>   (ISO 8601, or epoch milliseconds)
   --limit <n>         (default 50)     --before <id> (the next page)
+  --account <name>    one merchant account's records (a receiver with \`accounts\`): list, erase
+                      and retry act within it; show and replay answer another's id as missing
   --json              one JSON record per line
   --force             replay a done event's handlers again (recorded as forced)`;
 
@@ -54,6 +58,7 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
       force: { type: 'boolean' },
       email: { type: 'string' },
       phone: { type: 'string' },
+      account: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -62,6 +67,10 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     console.log(USAGE);
     return o.help ? 0 : 2;
   }
+  const account = accountOption(o.account);
+  // Another account's record is answered as one the ledger does not hold: a wrapper script that
+  // scopes an operator to one account gives away nothing of the others, not even that an id exists.
+  const mine = (e: LedgerEntry | undefined) => (account === undefined || e?.account === account ? e : undefined);
   const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP, argv);
   const ledger = receiver.store.ledger;
   if (!ledger)
@@ -74,6 +83,7 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     );
   }
   const query = (): LedgerQuery => ({
+    account,
     reference: o.reference,
     event: o.event,
     outcome: o.outcome as LedgerQuery['outcome'],
@@ -84,7 +94,7 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
   });
   // One page, and the next page's --before only when a record lies past it (a full page may be the last).
   const list = async (q: LedgerQuery, empty: string) => {
-    const entries = await ledger.list(q);
+    const entries = (await ledger.list(q)).filter((e) => mine(e) !== undefined);
     const last = entries.at(-1)?.id;
     const more =
       !o.json &&
@@ -99,18 +109,19 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     if (group === 'deliveries' && verb === 'erase' && ids.length === 0) {
       if (o.reference === undefined && o.email === undefined && o.phone === undefined)
         throw new UsageError('say whose deliveries to erase: --reference <ref>, --email <email> or --phone <phone>.');
-      const { erased } = await eraseDeliveries(ledger, { reference: o.reference, email: o.email, phone: o.phone });
+      const { erased } = await eraseDeliveries(ledger, { reference: o.reference, email: o.email, phone: o.phone, account });
       console.log(o.json ? JSON.stringify({ erased }) : `erased ${erased} records`);
       return 0;
     }
     if (group === 'dead-letters' && verb === 'list') return await list({ ...query(), deadLetters: 'open' }, 'no open dead letters');
     if (group === 'deliveries' && verb === 'show' && ids.length === 1) {
-      const entry = await ledger.get(ids[0]!);
+      const entry = mine(await ledger.get(ids[0]!));
       if (!entry) throw new UsageError(`no delivery ${ids[0]} in the ledger; list them with \`payhook deliveries list\`.`);
       console.log(o.json ? escapeText(JSON.stringify(entry), true) : show(entry));
       return 0;
     }
     if (group === 'replay' && verb !== undefined && ids.length === 0) {
+      if (account !== undefined && !mine(await ledger.get(verb))) throw noDelivery(verb);
       const r = await receiver.replay(verb, { force: o.force === true });
       console.log(
         o.json
@@ -120,7 +131,7 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
       return r.status < 300 ? 0 : 1;
     }
     if (group === 'dead-letters' && verb === 'retry') {
-      const results = await retryDeadLetters(receiver, ids.length > 0 ? { ids } : {});
+      const results = await retryDeadLetters(receiver, { ...(ids.length > 0 && { ids }), account });
       for (const x of results) {
         const line = `${x.id}${x.forced ? ' (forced)' : ''} -> ${x.report.deliveryId}: ${x.report.outcome} (${x.report.status})${x.closed ? '' : ', still open'}${why(x.report)}`;
         console.log(
@@ -160,6 +171,12 @@ async function loadReceiver(file: string | undefined, argv: readonly string[]): 
 
 /** An argument as a POSIX shell reads it back. */
 const quote = (arg: string) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`);
+
+/** `--account`: a name as the receiver's accounts have them, or a usage error that says what one is. */
+function accountOption(value: string | undefined): string | undefined {
+  if (value === undefined || isAccountName(value)) return value;
+  throw new UsageError(`--account must be an account's name, 1 to 64 ASCII letters, digits, _ or -; got ${JSON.stringify(value)}.`);
+}
 
 function time(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;

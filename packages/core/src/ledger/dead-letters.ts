@@ -4,6 +4,7 @@ import { Malformed, parseEvent } from '../steps/parse.js';
 import { SETTLED } from '../protocol/outcomes.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { Receiver } from '../contracts/receiving.js';
+import { accountKeyPrefix, isAccountName } from '../accounts/account-name.js';
 
 export interface DeadLetterRetry {
   /** The dead letter's record. */
@@ -25,19 +26,30 @@ const NAME = '[@payhook/core]';
  * forced when its event is done as rejected (a handler threw NonRetriableError), not forced
  * otherwise, so an event that was processed since answers `duplicate` and runs no handler twice.
  * A dead letter whose replay settles is closed (`deadLetter.retriedBy` names the replay).
+ * With `account`, only that account's dead letters: another's id is answered as one not in the ledger.
  *
  * @example
- * for (const r of await retryDeadLetters(receiver)) console.log(r.id, r.report.outcome);
+ * for (const r of await retryDeadLetters(receiver, { account: 'acct_7Q2' })) console.log(r.id, r.report.outcome);
  */
 export async function retryDeadLetters(
   receiver: Receiver,
-  options: { ids?: readonly string[]; limit?: number } = {},
+  options: { ids?: readonly string[]; limit?: number; account?: string } = {},
 ): Promise<DeadLetterRetry[]> {
   const ledger = receiver.store.ledger;
   if (!ledger) throw new Error(`${NAME} dead letters live in the ledger: create the store with a \`ledger\` option to keep them.`);
+  const { account } = options;
+  if (account !== undefined && !isAccountName(account)) {
+    throw new TypeError(
+      `${NAME} retryDeadLetters: account must be an account's name (1 to 64 letters, digits, _ or -), or left out for every account's dead letters; got ${JSON.stringify(account)}.`,
+    );
+  }
+  // Checked again on each record: a ledger written before records had accounts would ignore the query's.
+  const mine = (e: LedgerEntry | undefined) => (account === undefined || e?.account === account ? e : undefined);
   const letters = options.ids
-    ? await Promise.all(options.ids.map(async (id) => openLetter(id, await ledger.get(id))))
-    : (await ledger.list({ deadLetters: 'open', limit: options.limit ?? 1000 })).reverse();
+    ? await Promise.all(options.ids.map(async (id) => openLetter(id, mine(await ledger.get(id)))))
+    : (await ledger.list({ deadLetters: 'open', limit: options.limit ?? 1000, ...(account !== undefined && { account }) }))
+        .filter((e) => mine(e) !== undefined)
+        .reverse();
   const results: DeadLetterRetry[] = [];
   for (const letter of letters) {
     const key = keyOf(receiver, letter);
@@ -55,7 +67,9 @@ export async function retryDeadLetters(
 /**
  * The letter's dedupe key, if its body names that event: forcing a replay rests on the store's
  * record of the event the replay will run (whose bytes are checked again, or which the service
- * vouches for), never on a key the ledger record alone asserts.
+ * vouches for), never on a key the ledger record alone asserts. An account's record replays as
+ * that account's, under its keys: the event's key after `@<account>:`, as the pipeline makes them
+ * (accounts/account-name.ts, accountKeyPrefix).
  */
 function keyOf(receiver: Receiver, letter: LedgerEntry): string | undefined {
   let event: ReturnType<typeof parseEvent> | undefined;
@@ -64,7 +78,8 @@ function keyOf(receiver: Receiver, letter: LedgerEntry): string | undefined {
     event = bytes === undefined ? undefined : parseEvent(bytes);
   } catch {} // base64 that is not: the replay says so
   if (event === undefined || event instanceof Malformed) return undefined;
-  const key = receiver.dedupeKey(event);
+  if (letter.account !== undefined && !isAccountName(letter.account)) return undefined;
+  const key = (letter.account === undefined ? '' : accountKeyPrefix(letter.account)) + receiver.dedupeKey(event);
   return letter.dedupeKey === key || letter.dedupeKey === queuedKey(key) ? letter.dedupeKey : undefined;
 }
 

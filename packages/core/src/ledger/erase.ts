@@ -1,5 +1,6 @@
 import { bytesOf, MAX_LEDGER_PAGE, type Ledger, type LedgerEntry } from '../storage/ledger.js';
 import { cut, MAX_NAME } from '../observing/ledger-record.js';
+import { isAccountName } from '../accounts/account-name.js';
 
 const NAME = '[@payhook/core]';
 
@@ -8,6 +9,8 @@ export interface EraseQuery {
   reference?: string;
   email?: string;
   phone?: string;
+  /** Only this merchant account's records (a receiver with `accounts`): another account's, whatever they name, are left whole. */
+  account?: string;
 }
 
 /**
@@ -15,17 +18,22 @@ export interface EraseQuery {
  * letters too): by `reference`, every record of it; by `email` or `phone`, every record whose kept
  * body names that customer (`customer.email`, case aside; `customer.phone`, digits only). Records
  * kept as a hash (`body: 'hash'`) or refusals keep no customer data beyond their reference.
- * Pages through the whole ledger for an email or a phone.
+ * Pages through the whole ledger for an email or a phone (the account's records only, with `account`).
  *
  * @example
- * const { erased } = await eraseDeliveries(store.ledger!, { email: 'ada@example.com' });
+ * const { erased } = await eraseDeliveries(store.ledger!, { email: 'ada@example.com', account: 'acct_7Q2' });
  */
 export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promise<{ erased: number }> {
-  const { reference, email, phone } = query;
+  const { reference, email, phone, account } = query;
   const wanted = [reference, email, phone].filter((x) => x !== undefined);
   if (wanted.length === 0 || wanted.some((x) => typeof x !== 'string' || x.trim() === '')) {
     throw new TypeError(
       `${NAME} eraseDeliveries needs a reference, an email or a phone, each a non-empty string; got ${JSON.stringify(query)}.`,
+    );
+  }
+  if (account !== undefined && !isAccountName(account)) {
+    throw new TypeError(
+      `${NAME} eraseDeliveries: account must be an account's name (1 to 64 letters, digits, _ or -), or left out for every account's records; got ${JSON.stringify(account)}.`,
     );
   }
   const emailKey = email?.trim().toLowerCase();
@@ -40,12 +48,20 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
   };
   // By reference only: that index; otherwise every record, in pages. The reference as the receiver stored it (cut to its bound).
   const byReference = reference !== undefined && email === undefined && phone === undefined;
+  // The account is asked of the ledger, so a page is its own, and checked again here: a ledger
+  // written before records had accounts would ignore the filter, and erase another account's.
+  const mine = (e: LedgerEntry) => account === undefined || e.account === account;
   let erased = 0;
   let before: string | undefined;
   for (;;) {
-    const page = await ledger.list({ ...(byReference && { reference: cut(reference, MAX_NAME) }), limit: MAX_LEDGER_PAGE, before });
+    const page = await ledger.list({
+      ...(byReference && { reference: cut(reference, MAX_NAME) }),
+      ...(account !== undefined && { account }),
+      limit: MAX_LEDGER_PAGE,
+      before,
+    });
     const ids = page
-      .filter((e) => (reference !== undefined && e.reference === cut(reference, MAX_NAME)) || (!byReference && names(e)))
+      .filter((e) => mine(e) && ((reference !== undefined && e.reference === cut(reference, MAX_NAME)) || (!byReference && names(e))))
       .map((e) => e.id);
     if (ids.length > 0) erased += await ledger.remove(ids);
     if (page.length < MAX_LEDGER_PAGE) return { erased };

@@ -69,17 +69,19 @@ export function createReplay(ledger: Ledger, writer: LedgerWriter, steps: Replay
   return {
     async replay(id: string, options: ReplayOptions = {}): Promise<DeliveryReport> {
       const entry = await ledger.get(id);
-      if (entry === undefined) {
-        throw new Error(
-          `${NAME} no delivery ${JSON.stringify(id)} in the ledger: it was never recorded, or is past the ledger's bounds. List the recorded ones with \`payhook deliveries list\`.`,
-        );
-      }
+      if (entry === undefined) throw noDelivery(id);
       const result = await run(entry, steps.trace(id, options.force === true));
       await writer.idle();
       return result.report;
     },
   };
 }
+
+/** A replay's answer for an id the ledger does not hold; the `payhook` command gives it for another account's id too. */
+export const noDelivery = (id: string): Error =>
+  new Error(
+    `${NAME} no delivery ${JSON.stringify(id)} in the ledger: it was never recorded, or is past the ledger's bounds. List the recorded ones with \`payhook deliveries list\`.`,
+  );
 
 /**
  * Records that never run a handler: a delivery answered 401, and a webhook refused before its

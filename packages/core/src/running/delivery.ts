@@ -66,6 +66,9 @@ export const webhookRun = (p: Pipeline, startedAt: number, waitUntil?: Run['wait
   source: 'webhook',
   waitUntil,
   trace: traceOf(p, startedAt, 'webhook'),
+  // Present from the start, so that setting them for an account keeps the object's shape.
+  account: undefined,
+  client: undefined,
 });
 
 /** A run with no deadline (a replay, a reconcile): it waits for the handlers, and no loop watch counts its answer. */
@@ -113,9 +116,10 @@ function deliverForAccount(
   const found = accounts.book.lookup(delivery.account);
   if (!isPromise(found)) return verifyForAccount(p, accounts, found, delivery, body, run);
   // The lookup spent some of the budget: what is left goes to the claim and the handlers.
-  return found.then((a) =>
-    verifyForAccount(p, accounts, a, delivery, body, { ...run, budgetMs: run.budgetMs - (p.o.clock.now() - run.startedAt) }),
-  );
+  return found.then((a) => {
+    run.budgetMs -= p.o.clock.now() - run.startedAt;
+    return verifyForAccount(p, accounts, a, delivery, body, run);
+  });
 }
 
 function verifyForAccount(
@@ -132,10 +136,10 @@ function verifyForAccount(
   const unknown = 'unknown' in a;
   const account = unknown ? accounts.decoy() : a;
   const v = account.verify(body, delivery.signature);
-  const accountRun: Run = { ...run, account: unknown ? undefined : account.name, client: account.client };
-  return isPromise(v)
-    ? v.then((r) => checked(r, p, delivery, accountRun, account, unknown))
-    : checked(v, p, delivery, accountRun, account, unknown);
+  // The run is this delivery's own: set in place, not copied (every platform delivery passes here).
+  run.account = unknown ? undefined : account.name;
+  run.client = account.client;
+  return isPromise(v) ? v.then((r) => checked(r, p, delivery, run, account, unknown)) : checked(v, p, delivery, run, account, unknown);
 }
 
 /** Step 2: a refusal with its diagnosis in the log (the answer is the bare 401 whatever it finds), or the parsed event. */

@@ -123,6 +123,12 @@ function readJob(data: unknown): QueuedEvent | Error {
       issues: parsed.error.issues,
     });
   }
+  // A receiver writes a known account's name or none: anything else was written past it, and is not run as anyone's.
+  if (job.account !== undefined && !isAccountName(job.account)) {
+    return new Error(
+      `[@payhook/core] this job names the account ${JSON.stringify(String(job.account).slice(0, 80))}, which no payhook receiver writes (1 to 64 letters, digits, _ or -): it goes to the dead letters unrun.`,
+    );
+  }
   const source = job.source === 'reconcile' || job.source === 'replay' ? job.source : 'webhook';
   return {
     v: 1,
@@ -130,7 +136,7 @@ function readJob(data: unknown): QueuedEvent | Error {
     dedupeKey: job.dedupeKey,
     source,
     secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null,
-    account: isAccountName(job.account) ? job.account : undefined,
+    account: job.account,
     queuedAt: job.queuedAt ?? 0,
   };
 }

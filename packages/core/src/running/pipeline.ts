@@ -12,15 +12,13 @@ import { SHORTEST_RETENTION_MS } from '../storage/store.js';
 import { dispatchEvent, type Pipeline } from './delivery.js';
 import { createRunCore } from './run-core.js';
 import { createAccountBook, type Account } from '../accounts/account-book.js';
+import { accountKeyPrefix } from '../accounts/account-name.js';
 
 /** What a name nobody knows is verified as: an account whose one secret nobody has. */
 function decoyAccount(): Account {
   const secrets = [crypto.randomUUID()];
   return { name: '', secrets, verify: verifyStep(secrets), client: undefined };
 }
-
-/** An account's keys start with its name: names hold no `:`, so two accounts' keys never meet, whatever their events. */
-const accountPrefix = (account: string) => `@${account}:`;
 
 /**
  * Build a receiver's pipeline from its options: the verifier and the diagnosis of refusals, the
@@ -57,8 +55,8 @@ export function createPipeline(options: ReceiverOptions) {
       (skipped, since) => o.log.write('warn', { skipped }, skippedRefusals(skipped, since)),
     ),
     forcedKey: (event, forcedBy, account) =>
-      keyOf(`forced:${forcedBy}:${account === undefined ? '' : accountPrefix(account)}${o.dedupeKey(event)}`),
-    accountKey: (event, account) => keyOf(accountPrefix(account) + o.dedupeKey(event)),
+      keyOf(`forced:${forcedBy}:${account === undefined ? '' : accountKeyPrefix(account)}${o.dedupeKey(event)}`),
+    accountKey: (event, account) => keyOf(accountKeyPrefix(account) + o.dedupeKey(event)),
     accounts: o.accounts && {
       book: createAccountBook(o.accounts, o.clock, verifyStep, (message, fields) => o.log.write('warn', fields, message)),
       // Made on first use: a Worker forbids random values at module scope, where receivers are often made.
