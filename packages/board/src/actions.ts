@@ -1,7 +1,8 @@
 import { eraseDeliveries, retryDeadLetters } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { html } from './html.js';
-import { link, page, problem, type View } from './page.js';
+import { link, noSuchDelivery, page, problem, who, type View } from './page.js';
+import { isAccountName, scopedLedger } from './scope.js';
 
 /** The actions, each confirmed on a page of its own before its post does anything. */
 export const ACTIONS = {
@@ -35,33 +36,55 @@ export const ACTIONS = {
 export type Action = keyof typeof ACTIONS;
 export const isAction = (name: string): name is Action => Object.hasOwn(ACTIONS, name);
 
+/**
+ * The account an action is held to: the viewer's own; in the platform view the one the page
+ * named (a filter, or the record's account on its erase link), or none for every account. `null`
+ * when the platform's page named one that is no account's name.
+ */
+function actingAccount(view: View, params: URLSearchParams): string | undefined | null {
+  if (view.viewer.account !== undefined || !view.platform) return view.viewer.account;
+  const named = params.get('account') ?? '';
+  return named === '' ? undefined : isAccountName(named) ? named : null;
+}
+
+/** How a confirmation names the accounts an action reaches, on a board with accounts. */
+const reach = (view: View, account: string | undefined) =>
+  !view.settings.accounts ? '' : account === undefined ? ' in every account' : html` of account <code>${account}</code>`;
+
 /** The confirmation: what the action will do, and the one form that does it. */
-export function confirmView(view: View, action: Action): Response {
+export async function confirmView(view: View, action: Action): Promise<Response> {
   const a = ACTIONS[action];
-  const id = view.url.searchParams.get('id') ?? '';
-  const reference = view.url.searchParams.get('reference') ?? '';
-  const email = (view.url.searchParams.get('email') ?? '').trim();
-  const phone = email === '' ? (view.url.searchParams.get('phone') ?? '').trim() : '';
+  const params = view.url.searchParams;
+  const id = params.get('id') ?? '';
+  const reference = params.get('reference') ?? '';
+  const email = (params.get('email') ?? '').trim();
+  const phone = email === '' ? (params.get('phone') ?? '').trim() : '';
   const missing = { id: id === '', reference: reference === '', customer: email === '' && phone === '', nothing: false }[a.needs];
   if (missing) {
     const what = { id: 'a delivery', reference: 'a reference', customer: 'an email or a phone', nothing: '' }[a.needs];
     return problem(view, 400, 'Nothing to act on', `${a.verb} needs ${what}: start from the board's pages.`);
   }
+  // A delivery this viewer cannot see (another account's) is confirmed as one that never was.
+  if (a.needs === 'id' && (await view.ledger.get(id)) === undefined) return noSuchDelivery(view, id);
+  const account = actingAccount(view, params);
+  if (account === null) return notAnAccount(view);
   const target =
     a.needs === 'id'
       ? html`delivery <code class="value">${id}</code>`
       : a.needs === 'reference'
-        ? html`payment <code class="value">${reference}</code>`
+        ? html`payment <code class="value">${reference}</code>${reach(view, account)}`
         : a.needs === 'customer'
-          ? html`customer <code class="value">${email || phone}</code>`
-          : 'every open dead letter';
+          ? html`customer <code class="value">${email || phone}</code>${reach(view, account)}`
+          : html`every open dead letter${reach(view, account)}`;
   const back =
     a.needs === 'id'
       ? link(view, `/deliveries/${encodeURIComponent(id)}`)
-      : link(view, '/', a.needs === 'nothing' ? { dead: 'open' } : { reference });
+      : link(view, '/', a.needs === 'nothing' ? { dead: 'open', account: view.platform ? account : undefined } : { reference });
+  // The platform's form says which account it is held to; an account's viewer is held to theirs whatever a form says.
+  const held = view.platform && a.needs !== 'id' ? account : undefined;
   const body = html`<h2>${a.verb}: ${target}?</h2><p>${a.what}</p>
 <form method="post" action="${link(view, `/actions/${action}`)}" class="actions">
-<input type="hidden" name="csrf" value="${view.token}">${id && html`<input type="hidden" name="id" value="${id}">`}${reference && html`<input type="hidden" name="reference" value="${reference}">`}${email && html`<input type="hidden" name="email" value="${email}">`}${phone && html`<input type="hidden" name="phone" value="${phone}">`}
+<input type="hidden" name="csrf" value="${view.token}">${id && html`<input type="hidden" name="id" value="${id}">`}${reference && html`<input type="hidden" name="reference" value="${reference}">`}${email && html`<input type="hidden" name="email" value="${email}">`}${phone && html`<input type="hidden" name="phone" value="${phone}">`}${held && html`<input type="hidden" name="account" value="${held}">`}
 <button type="submit"${action !== 'replay' && action !== 'retry' && action !== 'retry-all' ? html` class="danger"` : html` class="primary"`}>${a.verb}</button> <a href="${back}">Cancel</a>
 </form>`;
   return page(view, `${a.verb}?`, body);
@@ -70,18 +93,34 @@ export function confirmView(view: View, action: Action): Response {
 /** Do a confirmed action, write who did it to the receiver's logger, and send the browser to what it changed. */
 export async function act(view: View, action: Action, form: URLSearchParams): Promise<Response> {
   const { receiver } = view.settings;
+  const ledger = receiver.store.ledger!;
   const id = form.get('id') ?? '';
   const reference = form.get('reference') ?? '';
-  const audit = (fields: object, what: string) =>
-    adapterOf(receiver).log(
-      'info',
-      { board: { user: view.viewer.user, action, ...fields } },
-      `[@payhook/board] ${view.viewer.user}: ${what}`,
+  const log = adapterOf(receiver).log;
+  const user = { user: view.viewer.user, account: view.viewer.account, action };
+  const audit = (fields: object, what: string) => log('info', { board: { ...user, ...fields } }, `[@payhook/board] ${who(view)}: ${what}`);
+  // A delivery this viewer cannot see: a forged form naming another account's id is answered as a missing one.
+  const entry = ACTIONS[action].needs === 'id' ? await view.ledger.get(id) : undefined;
+  if (ACTIONS[action].needs === 'id' && entry === undefined) {
+    log(
+      'warn',
+      { board: { ...user, id, refused: 'no such delivery' } },
+      `[@payhook/board] ${who(view)}: ${action} of ${id} refused: no such delivery for this viewer`,
     );
+    return noSuchDelivery(view, id);
+  }
+  const account = entry ? entry.account : actingAccount(view, form);
+  if (account === null) return notAnAccount(view);
+  // What the action may reach: this account's records only, or every record (the platform, or a single-account app).
+  const reachable = scopedLedger(ledger, account);
+  const listed = view.platform ? account : undefined;
   try {
     if (action === 'replay' || action === 'force') {
       const r = await receiver.replay(id, { force: action === 'force' });
-      audit({ id, replay: r.deliveryId, outcome: r.outcome }, `${ACTIONS[action].verb.toLowerCase()} of ${id}: ${r.outcome} (${r.status})`);
+      audit(
+        { id, scope: account, replay: r.deliveryId, outcome: r.outcome },
+        `${ACTIONS[action].verb.toLowerCase()} of ${id}: ${r.outcome} (${r.status})`,
+      );
       return seeOther(
         r.deliveryId === undefined
           ? link(view, `/deliveries/${encodeURIComponent(id)}`)
@@ -89,40 +128,46 @@ export async function act(view: View, action: Action, form: URLSearchParams): Pr
       );
     }
     if (action === 'retry' || action === 'retry-all') {
-      const results = await retryDeadLetters(receiver, action === 'retry' ? { ids: [id] } : {});
+      // Every open dead letter (retryDeadLetters' own list), or this account's, oldest first as it takes them.
+      const ids =
+        action === 'retry'
+          ? [id]
+          : account === undefined
+            ? undefined
+            : (await reachable.list({ deadLetters: 'open', limit: 1000 })).reverse().map((e) => e.id);
+      const results = await retryDeadLetters(receiver, ids === undefined ? {} : { ids });
       const closed = results.filter((x) => x.closed).length;
-      audit({ ids: results.map((x) => x.id), closed }, `retried ${results.length} dead letters, ${closed} closed`);
+      audit({ scope: account, ids: results.map((x) => x.id), closed }, `retried ${results.length} dead letters, ${closed} closed`);
       return seeOther(
         action === 'retry'
           ? link(view, `/deliveries/${encodeURIComponent(id)}`, { after: 'retry' })
-          : link(view, '/', { dead: 'open', retried: results.length, closed }),
+          : link(view, '/', { dead: 'open', account: listed, retried: results.length, closed }),
       );
     }
     if (action === 'erase-customer') {
       const email = form.get('email') || undefined;
       const phone = email === undefined ? form.get('phone') || undefined : undefined;
-      const { erased } = await eraseDeliveries(receiver.store.ledger!, { email, phone });
+      const { erased } = await eraseDeliveries(reachable, { email, phone });
       // The audit line says that a customer was erased, not who: the log would keep what was erased.
       audit(
-        { erased, by: email !== undefined ? 'email' : 'phone' },
+        { scope: account, erased, by: email !== undefined ? 'email' : 'phone' },
         `erased ${erased} records of a customer, by ${email !== undefined ? 'email' : 'phone'}`,
       );
-      return seeOther(link(view, '/', { erased }));
+      return seeOther(link(view, '/', { account: listed, erased }));
     }
-    const { erased } = await eraseDeliveries(receiver.store.ledger!, { reference });
-    audit({ reference, erased }, `erased ${erased} records of reference ${JSON.stringify(reference)}`);
-    return seeOther(link(view, '/', { erased }));
+    const { erased } = await eraseDeliveries(reachable, { reference });
+    audit({ scope: account, reference, erased }, `erased ${erased} records of reference ${JSON.stringify(reference)}`);
+    return seeOther(link(view, '/', { account: listed, erased }));
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    adapterOf(receiver).log(
-      'warn',
-      { board: { user: view.viewer.user, action, id, reference }, err: error },
-      `[@payhook/board] ${view.viewer.user}: ${action} failed: ${message}`,
-    );
+    log('warn', { board: { ...user, id, reference }, err: error }, `[@payhook/board] ${who(view)}: ${action} failed: ${message}`);
     // payhook's own errors say what to do; anything else (a driver's) stays in the logs.
     const shown = message.startsWith('[@payhook/') ? message : 'It failed; the receiver’s log says why.';
     return problem(view, 409, `${ACTIONS[action].verb} did not happen`, shown);
   }
 }
+
+const notAnAccount = (view: View) =>
+  problem(view, 400, 'No such account', 'An account is named by 1 to 64 letters, digits, _ or -: start from the board’s pages.');
 
 const seeOther = (location: string): Response => new Response(null, { status: 303, headers: { location } });

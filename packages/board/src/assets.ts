@@ -27,21 +27,24 @@ details.erase{margin:2rem 0 0}details.erase summary{cursor:pointer;color:var(--b
 
 /**
  * The list page's one script: it opens the live stream the table names (`data-live`) and adds each
- * new delivery on top, built with DOM calls and `textContent` only (never markup), and reloads the
- * chart once a minute. Without it the board works the same, without live updates.
+ * new delivery on top (with its account in the platform view's column), built with DOM calls and
+ * `textContent` only (never markup), and reloads the chart once a minute. Without it the board
+ * works the same, without live updates.
  */
 export const SCRIPT = `(function(){'use strict';
 var table=document.getElementById('deliveries');var url=table&&table.getAttribute('data-live');
 if(!url||!window.EventSource)return;
-var body=table.tBodies[0];var status=document.getElementById('live-status');var count=0;
+var body=table.tBodies[0];var accounts=table.hasAttribute('data-accounts');var status=document.getElementById('live-status');var count=0;
 function el(tag,text,cls){var e=document.createElement(tag);if(text!=null)e.textContent=text;if(cls)e.className=cls;return e}
 function cell(text,cls){return el('td',text,cls)}
+function orNone(text,cls){if(text)return cell(text,cls);var c=cell(null,cls);c.appendChild(el('span','none','muted'));return c}
 var source=new EventSource(url);
 source.addEventListener('delivery',function(m){var r=JSON.parse(m.data);
 var rows=body.rows;for(var i=0;i<rows.length;i++)if(rows[i].getAttribute('data-id')===r.id)return;
 var tr=el('tr',null,'new');tr.setAttribute('data-id',r.id);
 var first=el('td');var a=el('a',r.receivedAt);a.setAttribute('href',r.href);first.appendChild(a);tr.appendChild(first);
-tr.appendChild(r.reference?cell(r.reference,'value'):(function(){var c=cell(null,'value');c.appendChild(el('span','none','muted'));return c})());
+if(accounts)tr.appendChild(orNone(r.account,'account'));
+tr.appendChild(orNone(r.reference,'value'));
 tr.appendChild(cell(r.event));
 var o=cell();o.appendChild(el('span',r.outcome,'outcome '+r.tone));
 if(r.late){o.appendChild(document.createTextNode(' \\u2192 '));o.appendChild(el('span',r.late,'outcome '+r.lateTone))}

@@ -7,7 +7,8 @@ import { merchantReferenceOf } from './views/merchant.js';
 import { act, confirmView, isAction } from './actions.js';
 import { newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from './guard.js';
 import { boardSettings, type BoardOptions, type BoardSettings, type BoardViewer } from './options.js';
-import { bare, problem, type View } from './page.js';
+import { bare, problem, who, type View } from './page.js';
+import { scopedLedger, viewerOf } from './scope.js';
 import { deliveryView } from './views/delivery.js';
 import { filtersOf, listView } from './views/list.js';
 
@@ -49,10 +50,19 @@ async function serve(settings: BoardSettings, request: Request, live: LiveCounte
   const answer = await settings.authorize(request);
   if (answer instanceof Response) return answer;
   if (!answer || typeof answer.user !== 'string') return bare(401, 'Sign in to see the board.');
-  const viewer: BoardViewer = answer;
+  // A malformed account throws: createBoard's fetch logs it and answers 500 (scope.ts says why).
+  const viewer: BoardViewer = viewerOf(answer, settings.accounts);
   const cookieToken = tokenOf(request);
   const token = cookieToken ?? newToken();
-  const view: View = { settings, url, viewer, token, canAct: !settings.readOnly && viewer.readOnly !== true };
+  const view: View = {
+    settings,
+    url,
+    viewer,
+    token,
+    canAct: !settings.readOnly && viewer.readOnly !== true,
+    ledger: scopedLedger(settings.receiver.store.ledger!, viewer.account),
+    platform: settings.accounts && viewer.account === undefined,
+  };
   const response = await route(view, request, path, live);
   // The first page a browser gets sets the token its forms send back.
   if (cookieToken === undefined && response.headers.get('content-type')?.startsWith('text/html'))
@@ -69,10 +79,9 @@ async function route(view: View, request: Request, path: string, live: LiveCount
     if (path === '/') return listView(view);
     if (path === '/assets/board.css') return asset(STYLE, 'text/css');
     if (path === '/assets/board.js') return asset(SCRIPT, 'text/javascript');
-    const ledger = view.settings.receiver.store.ledger!;
-    if (path === '/chart.svg') return chartImage(ledger, filtersOf(view.url).query, Date.now());
+    if (path === '/chart.svg') return chartImage(view.ledger, filtersOf(view).query, Date.now());
     if (path === '/live') {
-      const { query, form } = filtersOf(view.url);
+      const { query, form } = filtersOf(view);
       const merchant = form.merchant === '' ? undefined : (e: LedgerEntry) => merchantReferenceOf(e) === form.merchant;
       return liveStream(view, query, request, live, merchant);
     }
@@ -93,8 +102,8 @@ async function route(view: View, request: Request, path: string, live: LiveCount
   if (why !== undefined) {
     adapterOf(view.settings.receiver).log(
       'warn',
-      { board: { user: view.viewer.user, action, refused: why } },
-      `[@payhook/board] refused ${why}`,
+      { board: { user: view.viewer.user, account: view.viewer.account, action, refused: why } },
+      `[@payhook/board] ${who(view)}: refused ${why}`,
     );
     return bare(403, `Refused: ${why}.`);
   }

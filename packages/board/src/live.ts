@@ -19,6 +19,8 @@ const REMEMBERED = 1_000;
 export interface LiveRow {
   id: string;
   href: string;
+  /** Whose it is: shown in the platform view's Account column ('' for a record no account was resolved for). */
+  account: string;
   receivedAt: string;
   reference: string;
   event: string;
@@ -36,6 +38,7 @@ export interface LiveRow {
 export const liveRow = (view: Pick<View, 'settings'>, e: LedgerEntry): LiveRow => ({
   id: e.id,
   href: link(view, `/deliveries/${encodeURIComponent(e.id)}`),
+  account: e.account ?? '',
   receivedAt: at(e.receivedAt),
   reference: e.reference ?? '',
   event: eventLabel(e),
@@ -58,8 +61,10 @@ export interface LiveCounter {
 /**
  * New deliveries as server-sent events, for a list page left open: every `live.intervalMs` the
  * ledger is asked for records newer than the last one sent (the page's newest, `after`, or the
- * browser's Last-Event-ID after a reconnect), with the page's filters. A stream ends after five
- * minutes and the browser opens another; at most `live.maxOpen` are open at once (503 past that).
+ * browser's Last-Event-ID after a reconnect), with the page's filters, through the viewer's own
+ * ledger (`view.ledger`: an account's viewer gets their account's records only, the look-back
+ * too). A stream ends after five minutes and the browser opens another; at most `live.maxOpen`
+ * are open at once (503 past that).
  */
 export function liveStream(
   view: View,
@@ -74,7 +79,7 @@ export function liveStream(
   const floor = request.headers.get('last-event-id') ?? view.url.searchParams.get('after') ?? '';
   let newest = idTime(floor) ?? Date.now();
   const sent = new Set<string>();
-  const ledger = settings.receiver.store.ledger!;
+  const ledger = view.ledger;
   const encoder = new TextEncoder();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let ended = false;

@@ -1,4 +1,5 @@
 import type { Receiver } from '@payhook/core';
+import { adapterOf } from '@payhook/core/adapter';
 
 /** Who is looking at the board, as `authorize` says: named in every audit line. */
 export interface BoardViewer {
@@ -6,6 +7,12 @@ export interface BoardViewer {
   user: string;
   /** This viewer may look but not act (replay, retry, erase), whatever the board's own `readOnly`. */
   readOnly?: boolean;
+  /**
+   * The one merchant account this viewer sees and acts on (a receiver with `accounts`): its name
+   * as `accounts.resolve` knows it. Left out (or `undefined`): every account's records, the
+   * platform's own staff (or a single-account app). Anything else is refused with a 500.
+   */
+  account?: string;
 }
 
 /** What `authorize` may answer: a viewer, a Response of the app's own (a redirect to its login), or no (401). */
@@ -24,6 +31,13 @@ export interface BoardOptions {
    *   const user = await sessionUser(request);
    *   return user?.isAdmin ? { user: user.email } : false;
    * }
+   * @example
+   * // A platform: a merchant's staff see their own account; the platform's staff see every account.
+   * authorize: async (request) => {
+   *   const user = await sessionUser(request);
+   *   if (user?.platformStaff) return { user: user.email };
+   *   return user?.account ? { user: user.email, account: user.account } : false;
+   * }
    */
   authorize: (request: Request) => Authorization | Promise<Authorization>;
   /** The path the board is mounted at, as the browser sees it: `/admin/payments`. Its links and cookie live under it. */
@@ -38,6 +52,8 @@ export interface BoardOptions {
 
 export interface BoardSettings extends Required<Omit<BoardOptions, 'readOnly' | 'live'>> {
   readOnly: boolean;
+  /** Whether the receiver serves many accounts (`accounts`): its records name theirs. */
+  accounts: boolean;
   live: { intervalMs: number; maxOpen: number };
 }
 
@@ -76,5 +92,14 @@ export function boardSettings(options: BoardOptions): BoardSettings {
       `${NAME} live.intervalMs must be at least 10 ms and live.maxOpen a whole number (0 turns live updates off); got ${JSON.stringify(options.live)}. Leave them unset for 1,000 ms and 20.`,
     );
   }
-  return { receiver, authorize: options.authorize, basePath, readOnly: options.readOnly === true, pageSize, live: { intervalMs, maxOpen } };
+  const accounts = adapterOf(receiver).accountOf !== undefined;
+  return {
+    receiver,
+    authorize: options.authorize,
+    basePath,
+    readOnly: options.readOnly === true,
+    accounts,
+    pageSize,
+    live: { intervalMs, maxOpen },
+  };
 }

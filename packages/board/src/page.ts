@@ -1,3 +1,4 @@
+import type { Ledger } from '@payhook/core/store';
 import type { BoardSettings, BoardViewer } from './options.js';
 import { SECURITY_HEADERS } from './guard.js';
 import { html, type Html } from './html.js';
@@ -11,7 +12,15 @@ export interface View {
   token: string;
   /** Whether this viewer may act: neither the board nor the viewer is read-only. */
   canAct: boolean;
+  /** The ledger as this viewer may see it: their account's records only, or every record (scope.ts). */
+  ledger: Ledger;
+  /** The platform view: a receiver with accounts, a viewer of every account; rows show whose they are. */
+  platform: boolean;
 }
+
+/** Who did it, for an audit line: the user, and the account they are confined to. */
+export const who = (view: View): string =>
+  view.viewer.account === undefined ? view.viewer.user : `${view.viewer.user} (account ${view.viewer.account})`;
 
 /** A link under the board's path, with the query's set values. */
 export function link(view: Pick<View, 'settings'>, path: string, query: Record<string, string | number | undefined> = {}): string {
@@ -26,7 +35,7 @@ export function link(view: Pick<View, 'settings'>, path: string, query: Record<s
 /** A whole page: the board's header and stylesheet, and its script only where asked (the live list). */
 export function page(view: View, title: string, body: Html, status = 200, script = false): Response {
   const js = script ? html`<script src="${link(view, '/assets/board.js')}" defer></script>` : '';
-  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · payhook</title><link rel="stylesheet" href="${link(view, '/assets/board.css')}">${js}</head><body><header><h1><a href="${link(view, '/')}">payhook deliveries</a></h1><nav aria-label="Board"><a href="${link(view, '/', { dead: 'open' })}">Open dead letters</a></nav><span class="who">${view.viewer.user}${view.canAct ? '' : ' (read-only)'}</span></header><main id="main">${body}</main></body></html>`;
+  const doc = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · payhook</title><link rel="stylesheet" href="${link(view, '/assets/board.css')}">${js}</head><body><header><h1><a href="${link(view, '/')}">payhook deliveries</a></h1><nav aria-label="Board"><a href="${link(view, '/', { dead: 'open' })}">Open dead letters</a></nav><span class="who">${view.viewer.user}${view.viewer.account === undefined ? (view.platform ? ' · every account' : '') : html` · account <span id="account">${view.viewer.account}</span>`}${view.canAct ? '' : ' (read-only)'}</span></header><main id="main">${body}</main></body></html>`;
   return new Response(doc.value, { status, headers: { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' } });
 }
 
@@ -38,6 +47,13 @@ export const problem = (view: View, status: number, title: string, message: stri
     html`<h2>${title}</h2><p class="notice error" role="alert">${message}</p><p><a href="${link(view, '/')}">Back to the deliveries</a></p>`,
     status,
   );
+
+/**
+ * The answer for an id this viewer cannot see: one that never was, was erased, or is another
+ * account's. All three read the same, so that ids cannot be probed.
+ */
+export const noSuchDelivery = (view: View, id: string): Response =>
+  problem(view, 404, 'No such delivery', `There is no delivery ${id} in the ledger; it may have been erased or outlived its retention.`);
 
 /** A bare answer before anyone is known (401, 403, 404, 413): text, with the same headers. */
 export const bare = (status: number, text: string): Response =>

@@ -16,6 +16,8 @@ export type { ReceiverAdapter } from './contracts/receiving.js';
 export type { RawDelivery, ReceiverResult } from './contracts/delivery.js';
 export { readBodyLimited, type BodyDeadline } from './reading/read-body.js';
 export { bodyUnavailable } from './reading/body-unavailable.js';
+/** Whether a value is a merchant account's name as a receiver with `accounts` reads one (tools that scope by account check theirs with it). */
+export { isAccountName } from './accounts/account-name.js';
 export type { NodeBridge };
 
 /** No Node bridge here, so that it and the Node modules it needs never reach a worker's bundle. */

@@ -1,6 +1,6 @@
 import type { LedgerEntry } from '@payhook/core';
 import { html, lines, type Html } from '../html.js';
-import { at, link, page, problem, type View } from '../page.js';
+import { at, link, noSuchDelivery, page, type View } from '../page.js';
 import { outcomeBadge, outcomeOf } from './outcome.js';
 
 /** Attempts shown in a reference's timeline. */
@@ -8,21 +8,22 @@ const TIMELINE = 100;
 
 /** One delivery: what came, what was answered, what happened later, its body, and every attempt of its reference. */
 export async function deliveryView(view: View, id: string): Promise<Response> {
-  const ledger = view.settings.receiver.store.ledger!;
-  const e = await ledger.get(id);
-  if (!e)
-    return problem(
-      view,
-      404,
-      'No such delivery',
-      `There is no delivery ${id} in the ledger; it may have been erased or outlived its retention.`,
-    );
-  const attempts = e.reference === undefined ? [e] : (await ledger.list({ reference: e.reference, limit: TIMELINE })).reverse();
+  // Another account's record reads as missing: the same 404 as an id that never was.
+  const e = await view.ledger.get(id);
+  if (!e) return noSuchDelivery(view, id);
+  // A reference is a payment of one account: another account's equal reference is another payment.
+  const attempts =
+    e.reference === undefined
+      ? [e]
+      : (await view.ledger.list({ reference: e.reference, account: e.account, limit: TIMELINE }))
+          .filter((a) => a.account === e.account)
+          .reverse();
   const body = html`
 <h2>Delivery <code class="value">${e.id}</code></h2>
 ${notice(view, e)}
 <dl class="facts" id="facts">
 <dt>Received</dt><dd>${at(e.receivedAt)}</dd>
+${view.settings.accounts ? html`<dt>Account</dt><dd>${e.account ?? 'none (no account was resolved)'}</dd>` : ''}
 <dt>Source</dt><dd>${e.source}${e.replayOf ? html`, replay of <a href="${link(view, `/deliveries/${encodeURIComponent(e.replayOf)}`)}">${e.replayOf}</a>${e.forced ? ' (forced)' : ''}` : ''}</dd>
 <dt>Reference</dt><dd class="value">${e.reference ?? 'none'}</dd>
 <dt>Event</dt><dd>${e.event ?? 'none'}</dd>
@@ -73,7 +74,9 @@ function actions(view: View, e: LedgerEntry): Html | string {
   // A refusal never runs; anything signed, reconciled or replayed may.
   const replayable = e.source !== 'webhook' || e.signature === 'valid' ? [to('replay', 'Replay…'), to('force', 'Force replay…')] : [];
   const retry = e.deadLetter && !e.deadLetter.retriedBy ? [to('retry', 'Retry dead letter…')] : [];
-  const erase = e.reference !== undefined ? [to('erase', 'Erase this payment’s records…', { reference: e.reference })] : [];
+  // In the platform view the payment is this account's: its erasure leaves another account's equal reference whole.
+  const account: Record<string, string> = view.platform && e.account !== undefined ? { account: e.account } : {};
+  const erase = e.reference !== undefined ? [to('erase', 'Erase this payment’s records…', { reference: e.reference, ...account })] : [];
   const all = [...replayable, ...retry, ...erase];
   return all.length === 0 ? '' : html`<nav class="actions" aria-label="Actions">${all}</nav>`;
 }

@@ -1,17 +1,22 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { html } from '../html.js';
 import { at, link, page, type View } from '../page.js';
+import { isAccountName } from '../scope.js';
 import { findByMerchant, MERCHANT_SCAN } from './merchant.js';
 import { eventLabel, isOutcome, OUTCOME_NAMES, outcomeOf } from './outcome.js';
 
 /** The longest filter value kept: the ledger cuts references and event names at 128 characters. */
 const MAX_FILTER = 128;
-const FIELDS = ['reference', 'merchant', 'event', 'outcome', 'since', 'until', 'dead'] as const;
+const FIELDS = ['account', 'reference', 'merchant', 'event', 'outcome', 'since', 'until', 'dead'] as const;
 export type Filters = Record<(typeof FIELDS)[number], string>;
 
-/** The list's filters, read from the query string: what the ledger can find, and what was not understood. */
-export function filtersOf(url: URL): { query: LedgerQuery; form: Filters; problems: string[] } {
-  const p = url.searchParams;
+/**
+ * The list's filters, read from the query string: what the ledger can find, and what was not
+ * understood. The account is a filter in the platform view only; an account's viewer is held to
+ * theirs by `view.ledger`, whatever the query string says.
+ */
+export function filtersOf(view: Pick<View, 'url' | 'platform'>): { query: LedgerQuery; form: Filters; problems: string[] } {
+  const p = view.url.searchParams;
   const text = (name: string) => (p.get(name) ?? '').trim().slice(0, MAX_FILTER);
   const form = Object.fromEntries(FIELDS.map((f) => [f, text(f)])) as Filters;
   const problems: string[] = [];
@@ -23,7 +28,13 @@ export function filtersOf(url: URL): { query: LedgerQuery; form: Filters; proble
     return Number.isNaN(t) ? undefined : t;
   };
   if (form.outcome !== '' && !isOutcome(form.outcome)) problems.push(`"${form.outcome}" is not an outcome payhook gives.`);
+  if (!view.platform) form.account = '';
+  else if (form.account !== '' && !isAccountName(form.account)) {
+    const named: string = form.account;
+    problems.push(`"${named.slice(0, 64)}" is not an account name: 1 to 64 letters, digits, _ or -.`);
+  }
   const query: LedgerQuery = {
+    account: isAccountName(form.account) ? form.account : undefined,
     reference: form.reference || undefined,
     event: form.event || undefined,
     outcome: isOutcome(form.outcome) ? form.outcome : undefined,
@@ -37,8 +48,8 @@ export function filtersOf(url: URL): { query: LedgerQuery; form: Filters; proble
 
 /** The delivery list: filters, the chart, a page of records newest first, the next page's link, and live updates on the first page. */
 export async function listView(view: View): Promise<Response> {
-  const ledger = view.settings.receiver.store.ledger!;
-  const { query, form, problems } = filtersOf(view.url);
+  const ledger = view.ledger;
+  const { query, form, problems } = filtersOf(view);
   const size = view.settings.pageSize;
   let rows: LedgerEntry[];
   let next: string | undefined;
@@ -64,6 +75,7 @@ ${notice && html`<p class="notice" role="status">${notice}</p>`}
 ${problems.map((p) => html`<p class="notice error" role="alert">${p}</p>`)}
 ${scanNote && html`<p class="notice">${scanNote}</p>`}
 <form class="filters" method="get" action="${link(view, '/')}" role="search" aria-label="Filter deliveries">
+${view.platform ? html`<label>Account<input name="account" value="${form.account}" maxlength="64" placeholder="acct_7Q2"></label>` : ''}
 <label>Reference<input name="reference" value="${form.reference}" maxlength="${MAX_FILTER}"></label>
 <label>Merchant reference<input name="merchant" value="${form.merchant}" maxlength="${MAX_FILTER}"></label>
 <label>Event<input name="event" value="${form.event}" maxlength="${MAX_FILTER}" placeholder="payment.success"></label>
@@ -76,27 +88,30 @@ ${scanNote && html`<p class="notice">${scanNote}</p>`}
 <button type="submit">Filter</button> <a href="${link(view, '/')}">Clear</a>
 </form>
 ${firstPage ? html`<img id="chart" class="chart" src="${link(view, '/chart.svg', form)}" alt="Deliveries per minute over the last hour, by outcome" width="600" height="144">` : ''}
-${view.canAct && form.dead === 'open' && rows.length > 0 ? html`<p class="actions"><a href="${link(view, '/confirm', { action: 'retry-all' })}">Retry all open dead letters…</a></p>` : ''}
+${view.canAct && form.dead === 'open' && rows.length > 0 ? html`<p class="actions"><a href="${link(view, '/confirm', { action: 'retry-all', account: query.account })}">Retry all open dead letters…</a></p>` : ''}
 <p id="live-status" class="muted" role="status" aria-live="polite"></p>
 ${rows.length === 0 ? html`<p id="empty">No deliveries match.</p>` : ''}
 ${table(view, rows, live)}
 <nav class="pager" aria-label="Pages">${firstPage ? '' : html`<a href="${link(view, '/', { ...form })}">Newest</a>`}${next ? html`<a rel="next" href="${link(view, '/', { ...form, before: next })}">Older deliveries</a>` : ''}</nav>
-${view.canAct ? eraseCustomer(view) : ''}`;
+${view.canAct ? eraseCustomer(view, query.account) : ''}`;
   return page(view, 'Deliveries', body, 200, live !== undefined);
 }
 
 function table(view: View, rows: LedgerEntry[], live: string | undefined) {
-  return html`<table id="deliveries"${live ? html` data-live="${live}"` : ''}${rows.length === 0 ? html` hidden` : ''}><caption class="visually-hidden">Deliveries, newest first</caption>
-<thead><tr><th scope="col">Received</th><th scope="col">Reference</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Signature</th><th scope="col">Took</th></tr></thead>
+  // The platform view says whose each row is; an account's viewer sees only theirs.
+  const account = (e: LedgerEntry) =>
+    view.platform ? html`<td class="account">${e.account ?? html`<span class="muted">none</span>`}</td>` : '';
+  return html`<table id="deliveries"${live ? html` data-live="${live}"` : ''}${view.platform ? html` data-accounts` : ''}${rows.length === 0 ? html` hidden` : ''}><caption class="visually-hidden">Deliveries, newest first</caption>
+<thead><tr><th scope="col">Received</th>${view.platform ? html`<th scope="col">Account</th>` : ''}<th scope="col">Reference</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Signature</th><th scope="col">Took</th></tr></thead>
 <tbody>${rows.map(
     (e) =>
-      html`<tr data-id="${e.id}"><td><a href="${link(view, `/deliveries/${encodeURIComponent(e.id)}`)}">${at(e.receivedAt)}</a></td><td class="value">${e.reference ?? html`<span class="muted">none</span>`}</td><td>${eventLabel(e)}</td><td>${outcomeOf(e)}${e.deadLetter ? html` <span class="outcome bad">${e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter'}</span>` : ''}</td><td class="num">${e.status}</td><td class="num">${e.attempt ?? ''}</td><td>${e.signature}</td><td class="num">${Math.round(e.durationMs)} ms</td></tr>`,
+      html`<tr data-id="${e.id}"><td><a href="${link(view, `/deliveries/${encodeURIComponent(e.id)}`)}">${at(e.receivedAt)}</a></td>${account(e)}<td class="value">${e.reference ?? html`<span class="muted">none</span>`}</td><td>${eventLabel(e)}</td><td>${outcomeOf(e)}${e.deadLetter ? html` <span class="outcome bad">${e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter'}</span>` : ''}</td><td class="num">${e.status}</td><td class="num">${e.attempt ?? ''}</td><td>${e.signature}</td><td class="num">${Math.round(e.durationMs)} ms</td></tr>`,
   )}</tbody></table>`;
 }
 
-/** The way to a customer's erasure: their email or phone, then the confirmation. */
-const eraseCustomer = (view: View) => html`<details class="erase"><summary>Erase a customer’s records</summary>
-<form method="get" action="${link(view, '/confirm')}" class="filters"><input type="hidden" name="action" value="erase-customer">
+/** The way to a customer's erasure: their email or phone, then the confirmation (in the platform view, of the account filtered on). */
+const eraseCustomer = (view: View, account: string | undefined) => html`<details class="erase"><summary>Erase a customer’s records</summary>
+<form method="get" action="${link(view, '/confirm')}" class="filters"><input type="hidden" name="action" value="erase-customer">${account && html`<input type="hidden" name="account" value="${account}">`}
 <label>Email<input name="email" type="email" maxlength="${MAX_FILTER}"></label><label>or phone<input name="phone" type="tel" maxlength="${MAX_FILTER}"></label>
 <button type="submit">Erase…</button></form></details>`;
 
