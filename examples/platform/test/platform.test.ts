@@ -110,6 +110,30 @@ describe('examples/platform: three merchant accounts on one endpoint, against th
     expect((await platform.receiver.store.ledger!.list({ account: 'shop_b' })).map((e) => e.outcome)).toEqual(['processed', 'processed']);
   });
 
+  it("mounts the board scoped per account: a merchant's staff see their own payments, the platform's staff every account's", async () => {
+    await platform.receiver.idle();
+    const page = async (authorization: string, path = '/admin/payments') => {
+      const res = await fetch(url + path, { headers: { authorization } });
+      return [res.status, await res.text()] as const;
+    };
+    const references = async (account: string) =>
+      ((await platform.receiver.store.ledger!.list({ account })) as { reference?: string }[]).map((e) => e.reference!);
+    const [a, b] = [await references('shop_a'), await references('shop_b')];
+    const [status, asA] = await page(basic('shop_a', 'pw-shop_a'));
+    expect(status).toBe(200);
+    for (const ref of a) expect(asA).toContain(ref);
+    for (const ref of b) expect(asA).not.toContain(ref);
+    const [, asStaff] = await page(basic('platform', STAFF_PASSWORD));
+    for (const ref of [...a, ...b]) expect(asStaff).toContain(ref);
+    // One of B's deliveries, by id, to A's staff: the page of a delivery that does not exist.
+    const [bEntry] = await platform.receiver.store.ledger!.list({ account: 'shop_b' });
+    const [aEntry] = await platform.receiver.store.ledger!.list({ account: 'shop_a' });
+    expect((await page(basic('shop_a', 'pw-shop_a'), `/admin/payments/deliveries/${aEntry!.id}`))[0]).toBe(200);
+    expect((await page(basic('shop_a', 'pw-shop_a'), `/admin/payments/deliveries/${bEntry!.id}`))[0]).toBe(404);
+    expect((await page(basic('shop_b', 'pw-shop_b'), `/admin/payments/deliveries/${bEntry!.id}`))[0]).toBe(200);
+    expect((await page(basic('shop_a', 'pw-shop_b')))[0]).toBe(401);
+  });
+
   it("refuses account A's signed delivery posted to B's URL, and takes it at A's as a duplicate", async () => {
     const [delivery] = (await service$('shop_a', 'GET', '/_sandbox/deliveries')).json as unknown as { body: string; signature: string }[];
     const post = (account: string) =>
