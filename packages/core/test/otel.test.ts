@@ -167,6 +167,26 @@ describe('openTelemetry(): spans and metrics through the SDK', () => {
     await otel.shutdown();
   });
 
+  it("names a platform's account on each span and on the deliveries metric, and no account a stranger made up", async () => {
+    const otel = sdk();
+    const clock = manualClock(Date.UTC(2026, 10, 28));
+    const receiver = createReceiver({
+      clock,
+      store: memoryStore({ now: clock.now }),
+      logger: {},
+      telemetry: openTelemetry({ tracer: otel.tracerProvider.getTracer('t'), meter: otel.meterProvider.getMeter('t') }),
+      accounts: { resolve: (name) => (name === 'acct_A' ? { secret: 'whsec_a' } : undefined) },
+    }).onAny(() => {});
+    const post = (account: string, key: string) =>
+      receiver.handle(signedRequest(createEvent('payment.success'), { secret: key, url: `https://platform.example/webhooks/${account}` }));
+    expect([(await post('acct_A', 'whsec_a')).status, (await post('acct_Z', 'whsec_a')).status]).toEqual([200, 401]);
+    const spans = otel.spans.getFinishedSpans();
+    expect(spans.map((s) => s.attributes['payhook.account'])).toEqual(['acct_A', undefined]);
+    const deliveries = (await otel.read()).get('payhook.deliveries')!;
+    expect(deliveries.map(([a]) => a['payhook.account'])).toEqual(['acct_A', undefined]);
+    await otel.shutdown();
+  });
+
   it('a telemetry that throws changes no answer', async () => {
     const { statuses } = await run({
       telemetry: {
