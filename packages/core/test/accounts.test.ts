@@ -236,6 +236,34 @@ describe("an account's own client", () => {
   });
 });
 
+describe('the ordering guard with accounts', () => {
+  it("holds an account's refund until that account's own payment ran: another account's done payment of the same reference does not count", async () => {
+    const p = platform({ ordering: 'hold' });
+    const success = JSON.stringify(createEvent('payment.success', { reference: 'ref_shared' }));
+    const refunding = JSON.stringify(createEvent('payment.refunding', { reference: 'ref_shared' }));
+    expect((await p.post('/w/acct_B', success, 'whsec_b')).status).toBe(200);
+    expect(await p.answer(await p.post('/w/acct_A', refunding, 'whsec_a'))).toEqual([409, '{"outcome":"held"}', 'application/json']);
+    expect(p.lines.find((l) => l.fields.outcome === 'held')!.fields).toMatchObject({ account: 'acct_A', waitingFor: ['payment.success'] });
+    expect((await p.post('/w/acct_A', success, 'whsec_a')).status).toBe(200);
+    expect((await p.post('/w/acct_A', refunding, 'whsec_a')).status).toBe(200);
+    expect(p.runs.map((r) => [r.account, r.reference])).toEqual([
+      ['acct_B', 'ref_shared'],
+      ['acct_A', 'ref_shared'],
+      ['acct_A', 'ref_shared'],
+    ]);
+  });
+
+  it("with 'fetch', answers 503 verify-unavailable naming the fix when the account has no client and the receiver none", async () => {
+    const p = platform({ ordering: 'fetch' });
+    const refunding = JSON.stringify(createEvent('payment.refunding', { paidAt: null }));
+    expect((await p.post('/w/acct_A', refunding, 'whsec_a')).status).toBe(503);
+    expect(String((p.lines.at(-1)!.fields as { err?: Error }).err?.message)).toMatch(
+      /ordering: 'fetch' asks the service for the record, but neither account acct_A's settings/,
+    );
+    expect(p.runs).toEqual([]);
+  });
+});
+
 describe('hostile input under a well-formed signature header', () => {
   it.each([
     ['dot segments', '/webhooks/..'],
@@ -358,7 +386,6 @@ describe('the options', () => {
   const resolve = () => undefined;
   it.each([
     [{ secret: 's', accounts: { resolve } }, /pass `secret` or `accounts`, not both/],
-    [{ accounts: { resolve }, ordering: 'hold' as const }, /ordering guard does not run with `accounts` yet/],
     [{ accounts: { resolve, from: { header: '' } } }, /accounts\.from must be 'path' or \{ header/],
     [{ accounts: { resolve, timeoutMs: 9000 } }, /accounts\.timeoutMs \(9000\) must be below budgetMs/],
     [{ accounts: { resolve, cache: { max: 0 } } }, /accounts\.cache\.max must be a positive whole number/],
@@ -366,6 +393,11 @@ describe('the options', () => {
     [{}, /`secret` must be the webhook secret.*or pass `accounts`/],
   ])('%j is refused at creation', (options, message) => {
     expect(() => createReceiver(options as ReceiverOptions)).toThrow(message);
+  });
+
+  it("takes ordering: 'fetch' with no receiver-wide client: each account brings its own", () => {
+    expect(() => createReceiver({ accounts: { resolve }, ordering: 'fetch' })).not.toThrow();
+    expect(() => createReceiver({ secret: 's', ordering: 'fetch' })).toThrow(/ordering: 'fetch' asks the service for the record/);
   });
 });
 

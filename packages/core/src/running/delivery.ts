@@ -171,11 +171,15 @@ function checked(
 
 /** Step 3: the ordering guard, given half the budget for the earlier events; then the claim with what is left. */
 export function runEvent(p: Pipeline, event: PaymentEvent, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
-  const held = p.guard?.(event, run.budgetMs / 2);
+  const held = p.guard?.(event, run.budgetMs / 2, run);
   if (held === undefined) return claimEvent(p, event, secretIndex, run);
   return held.then((r) =>
     r
-      ? finish(p, { ...r, reference: event.reference, event: event.event, source: run.trace?.source ?? run.source }, run)
+      ? finish(
+          p,
+          { ...r, account: run.account, reference: event.reference, event: event.event, source: run.trace?.source ?? run.source },
+          run,
+        )
       : claimEvent(p, event, secretIndex, { ...run, budgetMs: run.budgetMs - (p.o.clock.now() - run.startedAt) }),
   );
 }
@@ -224,11 +228,12 @@ export async function dispatchEvent(
   source: DeliverySource,
   record: TransactionRecord | undefined,
   account?: string,
+  client?: RecordClient,
 ): Promise<DeliveryReport> {
   const startedAt = p.o.clock.now();
   const trace = traceOf(p, startedAt, source);
   // A recovered event has no signed bytes: its JSON is what a retry of its dead letter runs again.
   if (trace) trace.body = JSON.stringify(event);
-  const r = await runEvent(p, event, null, { ...unbudgetedRun(startedAt, source, trace, record), account });
+  const r = await runEvent(p, event, null, { ...unbudgetedRun(startedAt, source, trace, record), account, client });
   return r.report;
 }

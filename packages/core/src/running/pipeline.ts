@@ -5,7 +5,7 @@ import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
 import { handoffPlan, queuedKey } from '../routing/handoff.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from '../settings/options.js';
-import { createOrderGuard } from '../steps/order-guard.js';
+import { createOrderGuard, type GuardedAccount } from '../steps/order-guard.js';
 import type { RunSettings } from '../steps/run-settings.js';
 import { verifyStep } from '../steps/verify.js';
 import { SHORTEST_RETENTION_MS } from '../storage/store.js';
@@ -72,7 +72,9 @@ export function createPipeline(options: ReceiverOptions) {
         client: o.client,
         log: o.log,
         retentionMs: o.retentionMs ?? o.store.retentionMs ?? SHORTEST_RETENTION_MS,
-        runEarlier: (event: PaymentEvent, record: TransactionRecord) => dispatchEvent(p, event, 'reconcile', record),
+        accountKey: (event: PaymentEvent, account: string) => p.accountKey(event, account),
+        runEarlier: (event: PaymentEvent, record: TransactionRecord, a: GuardedAccount) =>
+          dispatchEvent(p, event, 'reconcile', record, a.account, a.client),
       }),
   };
   return { p, registration: core.registration };

@@ -37,18 +37,10 @@ export interface AccountsOptions {
 const MINUTE = 60_000;
 
 /** The `accounts` option with every default filled in and checked, once, when the receiver is created. */
-export function resolveAccounts(
-  accounts: AccountsOptions,
-  { budgetMs, secret, ordering }: { budgetMs: number; secret?: unknown; ordering?: unknown },
-) {
+export function resolveAccounts(accounts: AccountsOptions, { budgetMs, secret }: { budgetMs: number; secret?: unknown }) {
   if (secret !== undefined) {
     throw new TypeError(
       "[@payhook/core] pass `secret` or `accounts`, not both: with accounts, each account's secrets come from accounts.resolve.",
-    );
-  }
-  if (ordering !== undefined) {
-    throw new TypeError(
-      '[@payhook/core] the ordering guard does not run with `accounts` yet: leave `ordering` unset on a receiver for many accounts.',
     );
   }
   if (typeof accounts !== 'object' || accounts === null || typeof accounts.resolve !== 'function') {

@@ -153,7 +153,8 @@ export function resolveOptions(options: ReceiverOptions) {
     );
   }
   const run = resolveRunOptions(options);
-  if (ordering === 'fetch' && !run.client) {
+  // With `accounts`, each account may bring its own client.
+  if (ordering === 'fetch' && !run.client && options.accounts === undefined) {
     throw new TypeError(
       "[@payhook/core] ordering: 'fetch' asks the service for the record: pass createReceiver({ client: createClient({ apiKey, baseUrl }) }), or use ordering: 'hold'.",
     );

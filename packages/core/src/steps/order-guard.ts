@@ -18,14 +18,22 @@ export interface OrderGuardSettings {
   ordering: 'hold' | 'fetch';
   store: Store;
   dedupeKey: (event: PaymentEvent) => string;
+  /** With `accounts`: an account's key of an event (the account's name before the event's own key). */
+  accountKey: (event: PaymentEvent, account: string) => string;
   planFor: (name: string) => Plan;
   client: RecordClient | undefined;
   clock: Clock;
   /** How long done records are kept: an earlier event older than this may have run and been forgotten. */
   retentionMs: number;
   log: Log;
-  /** Run a missing earlier event, as a reconcile does (no signature, the same claim). */
-  runEarlier: (event: PaymentEvent, record: TransactionRecord) => Promise<DeliveryReport>;
+  /** Run a missing earlier event, as a reconcile does (no signature, the same claim), as the delivery's account's. */
+  runEarlier: (event: PaymentEvent, record: TransactionRecord, a: GuardedAccount) => Promise<DeliveryReport>;
+}
+
+/** Whose event it is (a receiver with `accounts`): its keys, and the client that asks the service for its record. */
+export interface GuardedAccount {
+  account?: string;
+  client?: RecordClient;
 }
 
 /**
@@ -60,11 +68,13 @@ export function createOrderGuard(s: OrderGuardSettings) {
   // A done record lives at least the retention from its event; the margin allows for the two clocks.
   const forgottenBefore = () => s.clock.now() - (s.retentionMs - Math.min(s.retentionMs / 10, HOUR));
 
-  async function missingBefore(event: PaymentEvent): Promise<PaymentEventName[]> {
+  const keyOf = (event: PaymentEvent, a: GuardedAccount) => (a.account === undefined ? s.dedupeKey(event) : s.accountKey(event, a.account));
+
+  async function missingBefore(event: PaymentEvent, a: GuardedAccount): Promise<PaymentEventName[]> {
     const missing: PaymentEventName[] = [];
     for (const name of EVENTS_BEFORE[event.event as PaymentEventName]) {
       if (s.planFor(name).handlers.length === 0) continue;
-      const record = await s.store.get(s.dedupeKey({ ...event, event: name } as PaymentEvent));
+      const record = await s.store.get(keyOf({ ...event, event: name } as PaymentEvent, a));
       if (record?.state !== 'done') missing.push(name);
     }
     return missing;
@@ -78,30 +88,34 @@ export function createOrderGuard(s: OrderGuardSettings) {
   async function askService(
     event: PaymentEvent,
     missing: PaymentEventName[],
+    client: RecordClient,
   ): Promise<{ record: TransactionRecord; known: ServiceTimes } | DeliveryReport> {
     let record: TransactionRecord;
     try {
-      record = await s.client!.transactions.retrieve(event.reference);
+      record = await client.transactions.retrieve(event.reference);
     } catch (error) {
       const status = (error as { status?: number }).status;
       return reportOf(status === 404 ? 'mismatch' : 'verify-unavailable', { error });
     }
     const refused = judgeRecord(event, record);
     if (refused) return refused;
-    const known = await whenHappened(s.client!, record, missing);
+    const known = await whenHappened(client, record, missing);
     return 'times' in known ? { record, known } : known;
   }
 
   /** `fetch`: the missing events that happened within the store's memory run from the record, oldest first. */
-  async function fetchMissing(event: PaymentEvent, missing: PaymentEventName[]): Promise<DeliveryReport | undefined> {
-    const asked = await askService(event, missing);
+  async function fetchMissing(event: PaymentEvent, missing: PaymentEventName[], a: GuardedAccount): Promise<DeliveryReport | undefined> {
+    const client = a.client ?? s.client;
+    // Only with `accounts`: an account whose settings gave no client, and a receiver with none.
+    if (!client) return reportOf('verify-unavailable', { error: new Error(NO_CLIENT(a.account)) });
+    const asked = await askService(event, missing, client);
     if (!('record' in asked)) return asked;
     const { record, known } = asked;
     const left = recent(missing, known.times);
     for (let i = 0; i < left.length; i++) {
       // An event the service shows no time for is never run from the record: it may have run and been forgotten.
       if (known.times[left[i]!] === undefined) return held(left.slice(i), known.unknown(left[i]!));
-      const r = await s.runEarlier(eventFromRecord(record, left[i]!, event.mode), record);
+      const r = await s.runEarlier(eventFromRecord(record, left[i]!, event.mode), record, a);
       // An earlier event counts as run once it settled (OUTCOMES): its handlers will not run again.
       if (!SETTLED.has(r.outcome)) return held(left.slice(i), r.error);
     }
@@ -109,19 +123,20 @@ export function createOrderGuard(s: OrderGuardSettings) {
   }
 
   /** `hold`: with a client, the service's times drop what happened before the store's memory; otherwise wait. */
-  async function holdMissing(event: PaymentEvent, missing: PaymentEventName[]): Promise<DeliveryReport | undefined> {
-    const asked = s.client ? await askService(event, missing) : undefined;
+  async function holdMissing(event: PaymentEvent, missing: PaymentEventName[], a: GuardedAccount): Promise<DeliveryReport | undefined> {
+    const client = a.client ?? s.client;
+    const asked = client ? await askService(event, missing, client) : undefined;
     const left = asked && 'record' in asked ? recent(missing, asked.known.times) : missing;
-    return left.length === 0 ? undefined : holdOrRun(event, held(left));
+    return left.length === 0 ? undefined : holdOrRun(event, held(left), a);
   }
 
   /** A refusal that asks the service to come back, counted in the store; past the bound the event runs. */
-  async function holdOrRun(event: PaymentEvent, report: DeliveryReport): Promise<DeliveryReport | undefined> {
+  async function holdOrRun(event: PaymentEvent, report: DeliveryReport, a: GuardedAccount): Promise<DeliveryReport | undefined> {
     if (report.outcome !== 'held' && report.outcome !== 'verify-unavailable') return report;
     let holds = 0;
     try {
       // A claim's attempt counts claims of its key, in the store every copy of the receiver shares.
-      const key = `held:${s.dedupeKey(event)}`;
+      const key = `held:${keyOf(event, a)}`;
       const claim = await s.store.claim(key, 1000);
       if (claim.status !== 'claimed') return report;
       holds = claim.attempt;
@@ -139,16 +154,15 @@ export function createOrderGuard(s: OrderGuardSettings) {
     return undefined;
   }
 
-  async function guard(event: PaymentEvent, budgetMs: number): Promise<DeliveryReport | undefined> {
-    let missing = await missingBefore(event);
+  async function guard(event: PaymentEvent, budgetMs: number, a: GuardedAccount): Promise<DeliveryReport | undefined> {
+    let missing = await missingBefore(event, a);
     // Without the service, the event itself says when it was paid.
     if (typeof event.paidAt === 'string') missing = recent(missing, { 'payment.success': Date.parse(event.paidAt) });
     if (missing.length === 0) return undefined;
-    if (s.ordering === 'hold') return holdMissing(event, missing);
-    const fetched =
-      budgetMs === Infinity ? fetchMissing(event, missing) : withinBudget(fetchMissing(event, missing), budgetMs, () => held(missing));
-    const report = await fetched;
-    return report && holdOrRun(event, report);
+    if (s.ordering === 'hold') return holdMissing(event, missing, a);
+    const fetching = fetchMissing(event, missing, a);
+    const report = await (budgetMs === Infinity ? fetching : withinBudget(fetching, budgetMs, () => held(missing)));
+    return report && holdOrRun(event, report, a);
   }
 
   /** Within the budget, or held: the earlier events started here go on and are done when the service retries. */
@@ -162,11 +176,14 @@ export function createOrderGuard(s: OrderGuardSettings) {
     });
   }
 
-  return (event: PaymentEvent, budgetMs: number): Promise<DeliveryReport | undefined> | undefined => {
+  return (event: PaymentEvent, budgetMs: number, a: GuardedAccount = {}): Promise<DeliveryReport | undefined> | undefined => {
     if (!isPaymentEventName(event.event) || EVENTS_BEFORE[event.event].length === 0) return undefined;
-    return guard(event, budgetMs).catch((error: unknown) => reportOf('store-unavailable', { error }));
+    return guard(event, budgetMs, a).catch((error: unknown) => reportOf('store-unavailable', { error }));
   };
 }
 
 /** The guard of one receiver: a promise of the report that holds `event` back (none: it may run), or undefined when nothing need be awaited. */
 export type OrderGuard = ReturnType<typeof createOrderGuard>;
+
+const NO_CLIENT = (account: string | undefined) =>
+  `[@payhook/core] ordering: 'fetch' asks the service for the record, but neither account ${account}'s settings from accounts.resolve nor the receiver have a client: return { secret, client: createClient({ apiKey }) } for it.`;
