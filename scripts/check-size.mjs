@@ -32,13 +32,17 @@ import { build } from 'esbuild';
  * their own bound, the one-record-at-a-time fallback, erase, replay's re-read from the service,
  * the bounded diagnosis and the crash guard added 9 KiB, most of it error and log text
  * (createReceiver 146.4 -> 154.0 KiB, root 149.6 -> 158.9 KiB; zod unchanged).
+ * root and createReceiver raised to 185 and 180 (issue 50): many merchant accounts (the account
+ * book, its options and their messages, 4.2 KiB minified alone; the account through the pipeline,
+ * the ordering guard and the tools) took root to 176.4 KiB and createReceiver to 171.6 KiB, each
+ * about 6 KiB over its size before. Loading only what the options ask for is the cold-start issue's.
  */
 const ENTRIES = [
   {
     name: 'root',
     label: "export * from '@payhook/core'",
     code: "export * from '@payhook/core';",
-    budgetKiB: 175,
+    budgetKiB: 185,
   },
   {
     name: 'verify-only',
@@ -51,7 +55,7 @@ const ENTRIES = [
     name: 'createReceiver',
     label: "export { createReceiver } from '@payhook/core'",
     code: "export { createReceiver } from '@payhook/core';",
-    budgetKiB: 170,
+    budgetKiB: 180,
   },
 ];
 

@@ -38,7 +38,7 @@ export const ROWS = {
     async: true,
   },
   handleAccounts: {
-    label: 'payhook `handle` on a receiver with `accounts`: the account read from the Request URL\'s last segment, cached',
+    label: "payhook `handle` on a receiver with `accounts`: the account read from the Request URL's last segment, cached",
     async: true,
   },
   floor: { label: 'floor: HMAC + timingSafeEqual + JSON.parse (Buffer body)' },
