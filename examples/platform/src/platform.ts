@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { createBoard, type Board } from '@payhook/board';
 import { createClient, PaymentServiceError, type Client } from '@payhook/client';
-import { createReceiver, type LoggerOption, type Receiver } from '@payhook/core';
+import { createReceiver, createReconciler, type LoggerOption, type Receiver, type ReconcileRun } from '@payhook/core';
 import { sqliteStore } from '@payhook/store-sqlite';
 import { accountsTable, type AccountsTable, type MerchantAccount } from './accounts.js';
 
@@ -31,6 +31,8 @@ export interface Platform {
   rotate(account: string, webhookSecret: unknown): Answer;
   /** Keep only the newest secret, once the old one's deliveries are done. */
   finishRotation(account: string): Answer;
+  /** Recover what the webhooks missed for one account, over a range, with that account's own API key. */
+  reconcile(account: string, range: { from: Date; to: Date }): Promise<ReconcileRun>;
   /** Whether a request carries the platform staff's credentials (the rotation routes). */
   isPlatformStaff(request: Request): boolean;
   close(): void;
@@ -160,6 +162,12 @@ export function createPlatform(env: Record<string, string | undefined> = process
       // The cached settings hold the old secret only: the next delivery reads the table again.
       receiver.forgetAccount(a.id);
       return { status: 200, body: { account: a.id, secrets: 2 } };
+    },
+    async reconcile(account, range) {
+      const a = accounts.get(account);
+      if (!a) throw new Error(`[payhook example] no account ${account}`);
+      // One reconciler per account: its key lists that account's transactions only, and its events run under its keys.
+      return createReconciler({ receiver, client: clientOf(a), account: a.id }).run(range);
     },
     finishRotation(account) {
       const a = accounts.get(account);

@@ -134,6 +134,27 @@ describe('examples/platform: three merchant accounts on one endpoint, against th
     expect((await page(basic('shop_a', 'pw-shop_b')))[0]).toBe(401);
   });
 
+  it("recovers a lost delivery of one account with that account's key; another account's reconcile never sees it", async () => {
+    const reference = await checkout('shop_c', 'lost-1');
+    expect((await service$('shop_c', 'POST', '/_sandbox/faults', { type: 'drop', reference })).status).toBe(201);
+    await pay('shop_c', reference);
+    expect(await order('shop_c', 'lost-1')).toMatchObject({ status: 'pending', events: [] });
+    const range = { from: new Date(service.clock.now() - 3_600_000), to: new Date(service.clock.now() + 60_000) };
+    const other = await platform.reconcile('shop_a', range);
+    expect(other.recovered.map((r) => r.reference)).not.toContain(reference);
+    const run = await platform.reconcile('shop_c', range);
+    expect(run.recovered.map((r) => [r.account, r.reference, r.event])).toEqual([['shop_c', reference, 'payment.success']]);
+    expect(await order('shop_c', 'lost-1')).toEqual({
+      account: 'shop_c',
+      merchantReference: 'lost-1',
+      reference,
+      status: 'completed',
+      events: ['payment.success'],
+    });
+    // A second run finds it done: nothing runs twice.
+    expect((await platform.reconcile('shop_c', range)).recovered).toEqual([]);
+  });
+
   it("refuses account A's signed delivery posted to B's URL, and takes it at A's as a duplicate", async () => {
     const [delivery] = (await service$('shop_a', 'GET', '/_sandbox/deliveries')).json as unknown as { body: string; signature: string }[];
     const post = (account: string) =>
