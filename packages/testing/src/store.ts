@@ -215,6 +215,17 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       for (const k of keys) expect((await store.claim(k, 5_000)).status).toBe('in-progress');
     });
 
+    it("keeps two merchant accounts' keys of one event apart: one account's done record is not the other's", async () => {
+      // A receiver with `accounts` starts each key with the account (`@acct_A:`): the same event of two accounts is two keys.
+      const event = key();
+      const [a, b] = [`@acct_A:${event}`, `@acct_B:${event}`];
+      const claimed = await store.claim(a, 5_000);
+      if (claimed.status !== 'claimed') throw new Error('expected a claim');
+      expect(await store.complete(a, claimed.token, { outcome: 'ok' })).toBe(true);
+      expect((await store.claim(a, 5_000)).status).toBe('done');
+      expect((await store.claim(b, 5_000)).status).toBe('claimed');
+    });
+
     // Only a shared backend can be reached by several clients; the memory store lives in one.
     if (subject.shared)
       it('gives exactly one claim across several clients of one backend', async () => {
