@@ -2,7 +2,8 @@ import { eraseDeliveries, retryDeadLetters } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { html } from './html.js';
 import { link, noSuchDelivery, page, problem, who, type View } from './page.js';
-import { isAccountName, scopedLedger } from './scope.js';
+import { accountLedger } from '@payhook/core/store';
+import { isAccountName } from './scope.js';
 
 /** The actions, each confirmed on a page of its own before its post does anything. */
 export const ACTIONS = {
@@ -112,7 +113,7 @@ export async function act(view: View, action: Action, form: URLSearchParams): Pr
   const account = entry ? entry.account : actingAccount(view, form);
   if (account === null) return notAnAccount(view);
   // What the action may reach: this account's records only, or every record (the platform, or a single-account app).
-  const reachable = scopedLedger(ledger, account);
+  const reachable = accountLedger(ledger, account, '[@payhook/board]');
   const listed = view.platform ? account : undefined;
   try {
     if (action === 'replay' || action === 'force') {

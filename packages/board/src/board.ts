@@ -8,7 +8,8 @@ import { act, confirmView, isAction } from './actions.js';
 import { newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from './guard.js';
 import { boardSettings, type BoardOptions, type BoardSettings, type BoardViewer } from './options.js';
 import { bare, problem, who, type View } from './page.js';
-import { scopedLedger, viewerOf } from './scope.js';
+import { accountLedger } from '@payhook/core/store';
+import { viewerOf } from './scope.js';
 import { deliveryView } from './views/delivery.js';
 import { filtersOf, listView } from './views/list.js';
 
@@ -60,7 +61,7 @@ async function serve(settings: BoardSettings, request: Request, live: LiveCounte
     viewer,
     token,
     canAct: !settings.readOnly && viewer.readOnly !== true,
-    ledger: scopedLedger(settings.receiver.store.ledger!, viewer.account),
+    ledger: accountLedger(settings.receiver.store.ledger!, viewer.account, '[@payhook/board]'),
     platform: settings.accounts && viewer.account === undefined,
   };
   const response = await route(view, request, path, live);

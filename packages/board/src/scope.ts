@@ -1,8 +1,5 @@
-import type { LedgerEntry } from '@payhook/core';
-import type { Ledger } from '@payhook/core/store';
-import type { BoardViewer } from './options.js';
-
 import { isAccountName } from '@payhook/core/adapter';
+import type { BoardViewer } from './options.js';
 
 // An account's name as core reads it from a request (1 to 64 letters, digits, `_` or `-`): anything else names none.
 export { isAccountName };
@@ -29,30 +26,4 @@ export function viewerOf(answer: BoardViewer, accounts: boolean): BoardViewer {
     );
   }
   return answer;
-}
-
-/**
- * The ledger as one account's viewer may see it: every query asks for that account (so a page is
- * full of its own records), and what comes back is checked again, in case a store ignores the
- * filter; another account's record reads as missing. Without an account, the ledger itself.
- */
-export function scopedLedger(ledger: Ledger, account: string | undefined): Ledger {
-  if (account === undefined) return ledger;
-  const mine = (e: LedgerEntry) => e.account === account;
-  const readOnly = async (): Promise<never> => {
-    throw new Error(`[@payhook/board] the ledger seen by account ${account}'s viewer only reads and erases.`);
-  };
-  return {
-    body: ledger.body,
-    failedDoneTtlMs: ledger.failedDoneTtlMs,
-    get: async (id) => {
-      const e = await ledger.get(id);
-      return e !== undefined && mine(e) ? e : undefined;
-    },
-    list: async (query = {}) => (await ledger.list({ ...query, account })).filter(mine),
-    // Only eraseDeliveries removes through it, and only ids this ledger listed: the account's own.
-    remove: (ids) => ledger.remove(ids),
-    append: readOnly,
-    update: readOnly,
-  };
 }

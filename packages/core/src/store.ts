@@ -34,6 +34,7 @@ export {
   type LedgerQuery,
   type LedgerSource,
 } from './storage/ledger.js';
+export { accountLedger } from './ledger/account-ledger.js';
 export { systemClock, type Clock } from './base/clock.js';
 export { storeLog, type StoreLog } from './storage/store-log.js';
 export { grouped, positiveMs, storedOutcome, within } from './storage/store-kit.js';

@@ -8,7 +8,8 @@ import { eraseDeliveries } from '../ledger/erase.js';
 import { noDelivery } from '../ledger/replay.js';
 import { isAccountName } from '../accounts/account-name.js';
 import { errorMessage } from '../base/errors.js';
-import { pageSize, type LedgerEntry, type LedgerQuery } from '../storage/ledger.js';
+import { pageSize, type LedgerQuery } from '../storage/ledger.js';
+import { accountLedger } from '../ledger/account-ledger.js';
 import { isMemoryLedger } from '../storage/memory-ledger.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { Receiver } from '../contracts/receiving.js';
@@ -68,9 +69,6 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     return o.help ? 0 : 2;
   }
   const account = accountOption(o.account);
-  // Another account's record is answered as one the ledger does not hold: a wrapper script that
-  // scopes an operator to one account gives away nothing of the others, not even that an id exists.
-  const mine = (e: LedgerEntry | undefined) => (account === undefined || e?.account === account ? e : undefined);
   const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP, argv);
   const ledger = receiver.store.ledger;
   if (!ledger)
@@ -82,8 +80,10 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
       "the app's store keeps its ledger in memory (memoryStore), which lives in the app's own process: this command runs in another, and cannot read it. Keep the ledger in Redis, Postgres or a SQLite file: redisStore({ url, ledger: true }) from @payhook/store-redis, postgresStore({ connectionString, ledger: true }) from @payhook/store-postgres, or sqliteStore({ path, ledger: true }) from @payhook/store-sqlite.",
     );
   }
+  // Another account's record is answered as one the ledger does not hold: a wrapper script that
+  // scopes an operator to one account gives away nothing of the others, not even that an id exists.
+  const scoped = accountLedger(ledger, account, '[@payhook/core] payhook');
   const query = (): LedgerQuery => ({
-    account,
     reference: o.reference,
     event: o.event,
     outcome: o.outcome as LedgerQuery['outcome'],
@@ -94,13 +94,13 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
   });
   // One page, and the next page's --before only when a record lies past it (a full page may be the last).
   const list = async (q: LedgerQuery, empty: string) => {
-    const entries = (await ledger.list(q)).filter((e) => mine(e) !== undefined);
+    const entries = await scoped.list(q);
     const last = entries.at(-1)?.id;
     const more =
       !o.json &&
       last !== undefined &&
       entries.length >= pageSize(q, '[@payhook/core]') &&
-      (await ledger.list({ ...q, before: last, limit: 1 })).length > 0;
+      (await scoped.list({ ...q, before: last, limit: 1 })).length > 0;
     printList(entries, { json: o.json, empty, next: more ? last : undefined });
     return 0;
   };
@@ -115,13 +115,13 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     }
     if (group === 'dead-letters' && verb === 'list') return await list({ ...query(), deadLetters: 'open' }, 'no open dead letters');
     if (group === 'deliveries' && verb === 'show' && ids.length === 1) {
-      const entry = mine(await ledger.get(ids[0]!));
+      const entry = await scoped.get(ids[0]!);
       if (!entry) throw new UsageError(`no delivery ${ids[0]} in the ledger; list them with \`payhook deliveries list\`.`);
       console.log(o.json ? escapeText(JSON.stringify(entry), true) : show(entry));
       return 0;
     }
     if (group === 'replay' && verb !== undefined && ids.length === 0) {
-      if (account !== undefined && !mine(await ledger.get(verb))) throw noDelivery(verb);
+      if (account !== undefined && !(await scoped.get(verb))) throw noDelivery(verb);
       const r = await receiver.replay(verb, { force: o.force === true });
       console.log(
         o.json

@@ -5,6 +5,7 @@ import { SETTLED } from '../protocol/outcomes.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { Receiver } from '../contracts/receiving.js';
 import { accountKeyPrefix, isAccountName } from '../accounts/account-name.js';
+import { accountLedger } from './account-ledger.js';
 
 export interface DeadLetterRetry {
   /** The dead letter's record. */
@@ -37,19 +38,10 @@ export async function retryDeadLetters(
 ): Promise<DeadLetterRetry[]> {
   const ledger = receiver.store.ledger;
   if (!ledger) throw new Error(`${NAME} dead letters live in the ledger: create the store with a \`ledger\` option to keep them.`);
-  const { account } = options;
-  if (account !== undefined && !isAccountName(account)) {
-    throw new TypeError(
-      `${NAME} retryDeadLetters: account must be an account's name (1 to 64 letters, digits, _ or -), or left out for every account's dead letters; got ${JSON.stringify(account)}.`,
-    );
-  }
-  // Checked again on each record: a ledger written before records had accounts would ignore the query's.
-  const mine = (e: LedgerEntry | undefined) => (account === undefined || e?.account === account ? e : undefined);
+  const scoped = accountLedger(ledger, options.account, `${NAME} retryDeadLetters`);
   const letters = options.ids
-    ? await Promise.all(options.ids.map(async (id) => openLetter(id, mine(await ledger.get(id)))))
-    : (await ledger.list({ deadLetters: 'open', limit: options.limit ?? 1000, ...(account !== undefined && { account }) }))
-        .filter((e) => mine(e) !== undefined)
-        .reverse();
+    ? await Promise.all(options.ids.map(async (id) => openLetter(id, await scoped.get(id))))
+    : (await scoped.list({ deadLetters: 'open', limit: options.limit ?? 1000 })).reverse();
   const results: DeadLetterRetry[] = [];
   for (const letter of letters) {
     const key = keyOf(receiver, letter);

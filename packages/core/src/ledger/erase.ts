@@ -1,6 +1,6 @@
 import { bytesOf, MAX_LEDGER_PAGE, type Ledger, type LedgerEntry } from '../storage/ledger.js';
 import { cut, MAX_NAME } from '../observing/ledger-record.js';
-import { isAccountName } from '../accounts/account-name.js';
+import { accountLedger } from './account-ledger.js';
 
 const NAME = '[@payhook/core]';
 
@@ -31,11 +31,7 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
       `${NAME} eraseDeliveries needs a reference, an email or a phone, each a non-empty string; got ${JSON.stringify(query)}.`,
     );
   }
-  if (account !== undefined && !isAccountName(account)) {
-    throw new TypeError(
-      `${NAME} eraseDeliveries: account must be an account's name (1 to 64 letters, digits, _ or -), or left out for every account's records; got ${JSON.stringify(account)}.`,
-    );
-  }
+  const scoped = accountLedger(ledger, account, `${NAME} eraseDeliveries`);
   const emailKey = email?.trim().toLowerCase();
   const phoneKey = phone === undefined ? undefined : digits(phone);
   if (phoneKey === '') throw new TypeError(`${NAME} eraseDeliveries: the phone ${JSON.stringify(phone)} holds no digits.`);
@@ -48,22 +44,14 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
   };
   // By reference only: that index; otherwise every record, in pages. The reference as the receiver stored it (cut to its bound).
   const byReference = reference !== undefined && email === undefined && phone === undefined;
-  // The account is asked of the ledger, so a page is its own, and checked again here: a ledger
-  // written before records had accounts would ignore the filter, and erase another account's.
-  const mine = (e: LedgerEntry) => account === undefined || e.account === account;
   let erased = 0;
   let before: string | undefined;
   for (;;) {
-    const page = await ledger.list({
-      ...(byReference && { reference: cut(reference, MAX_NAME) }),
-      ...(account !== undefined && { account }),
-      limit: MAX_LEDGER_PAGE,
-      before,
-    });
+    const page = await scoped.list({ ...(byReference && { reference: cut(reference, MAX_NAME) }), limit: MAX_LEDGER_PAGE, before });
     const ids = page
-      .filter((e) => mine(e) && ((reference !== undefined && e.reference === cut(reference, MAX_NAME)) || (!byReference && names(e))))
+      .filter((e) => (reference !== undefined && e.reference === cut(reference, MAX_NAME)) || (!byReference && names(e)))
       .map((e) => e.id);
-    if (ids.length > 0) erased += await ledger.remove(ids);
+    if (ids.length > 0) erased += await scoped.remove(ids);
     if (page.length < MAX_LEDGER_PAGE) return { erased };
     before = page[page.length - 1]!.id;
   }
