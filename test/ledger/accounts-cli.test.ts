@@ -1,33 +1,17 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '@payhook/core';
 import { createEvent, signedBody } from '@payhook/testing';
+import { payhook as run } from './trust-helpers.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'payhook-accounts-cli-'));
 const SECRETS = { acct_A: 'whsec_accounts_cli_a', acct_B: 'whsec_accounts_cli_b' };
 const env = { LEDGER_SQLITE_PATH: join(dir, 'platform.db'), ACCOUNT_SECRETS: JSON.stringify(SECRETS) };
 
 /** `payhook <args> --app test/ledger/accounts-app.ts`, in a process of its own, as an operator's wrapper script runs it. */
-async function payhook(args: string[]) {
-  const argv = ['--import', 'tsx', 'packages/core/bin/payhook.mjs', ...args, '--app', 'test/ledger/accounts-app.ts'];
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, argv, {
-      cwd: root,
-      env: { ...process.env, ...env },
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const payhook = (args: string[]) => run(args, env, 'test/ledger/accounts-app.ts');
 
 /**
  * Issue 50: an operator whose wrapper script adds `--account acct_A` cannot reach B's records by

@@ -10,18 +10,14 @@ import pg from 'pg';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = 'packages/core/bin/payhook.mjs';
 
-/** The `payhook` command as a merchant runs it, in its own process, on test/ledger/trust-app.ts; its exit code and output. */
-export async function payhook(args: string[], env: Record<string, string>) {
+/** The `payhook` command as a merchant runs it, in its own process, on `app` (test/ledger/trust-app.ts); its exit code and output. */
+export async function payhook(args: string[], env: Record<string, string>, app = 'test/ledger/trust-app.ts') {
   try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', BIN, ...args, '--app', 'test/ledger/trust-app.ts'],
-      {
-        cwd: root,
-        env: { ...process.env, ...env },
-        timeout: 60_000,
-      },
-    );
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', BIN, ...args, '--app', app], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      timeout: 60_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
