@@ -18,7 +18,7 @@ export interface Account {
 /** Why a lookup gave no account: nobody knows the name, or it could not be looked up now (503, the service retries). */
 export type NoAccount = { readonly unknown: true } | { readonly unknown: false; readonly error: Error };
 
-export const UNKNOWN: NoAccount = Object.freeze({ unknown: true });
+const UNKNOWN: NoAccount = Object.freeze({ unknown: true });
 
 interface Kept {
   account: Account;
