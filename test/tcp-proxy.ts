@@ -22,6 +22,11 @@ export interface TcpProxy {
   restore(): void;
   /** Send new connections to another port of the same host (open ones stay where they are). */
   retarget(port: number): void;
+  /**
+   * Hold every byte this long before passing it on, in order, as a replication stream running
+   * behind does (0: at once). Bytes still held when `cut()` resets the connections are lost.
+   */
+  delay(ms: number): void;
   /** Connections open through the proxy (silent ones included). */
   open(): number;
   close(): Promise<void>;
@@ -39,6 +44,7 @@ interface Pair {
 export async function tcpProxy(to: { host: string; port: number }): Promise<TcpProxy> {
   const target = { ...to };
   let mode: 'up' | 'cut' | 'stall' | 'blackhole' = 'up';
+  let delayMs = 0;
   const pairs = new Set<Pair>();
   const server = createServer((a) => {
     if (mode === 'cut') return a.resetAndDestroy();
@@ -49,6 +55,8 @@ export async function tcpProxy(to: { host: string; port: number }): Promise<TcpP
       from.on('data', (d: Buffer) => {
         if (pair.dead) return;
         if (mode === 'stall') pair.held.push([to, d]);
+        // Timers of one delay fire in the order they were set: the stream stays in order.
+        else if (delayMs > 0) setTimeout(() => !to.destroyed && !pair.dead && to.write(d), delayMs);
         else to.write(d);
       });
     pipe(a, b);
@@ -100,6 +108,9 @@ export async function tcpProxy(to: { host: string; port: number }): Promise<TcpP
         for (const [to, d] of p.held) if (!to.destroyed) to.write(d);
         p.held = [];
       }
+    },
+    delay(ms) {
+      delayMs = ms;
     },
     open: () => pairs.size,
     close() {

@@ -17,6 +17,9 @@
  *                     (default: the store creates its own, of pg's default 10)
  *   CHILD_EFFECT_MS   pg-transactional: hold the transaction open this long (pg_sleep) before
  *                     the insert, so a fault test finds transactions open when it breaks the server
+ *   CHILD_REDIS_WAIT  redis: the store's `waitForReplicas` count (CHILD_REDIS_WAIT_MS its timeout)
+ *   CHILD_REDIS_SENTINELS  redis: `host:port,…` of Sentinels, the store then uses an ioredis client
+ *                     of its own made with `sentinels` (CHILD_REDIS_MASTER names the group; CHILD_URL unused)
  *   CHILD_HANG_AT     after-claim | mid-handler | after-effect: print `POINT <name>` there and
  *                     hang, for the parent to kill -9 this process
  *
@@ -61,8 +64,34 @@ const connection = pgMax
   : { connectionString: url };
 const pgStore = storeKind === 'postgres' ? postgresStore({ ...connection, ...(ledger && { ledger: true as const }) }) : undefined;
 const sqlite = storeKind === 'sqlite' ? sqliteStore({ path: url, driver: Database, ...(ledger && { ledger: true as const }) }) : undefined;
+const redisWait = process.env.CHILD_REDIS_WAIT;
+const sentinels = process.env.CHILD_REDIS_SENTINELS;
+// Through Sentinel the client asks the Sentinels where the primary is, and asks again after a failover.
+const redisConnection = sentinels
+  ? {
+      client: new Redis({
+        sentinels: sentinels.split(',').map((s) => ({ host: s.split(':')[0]!, port: Number(s.split(':')[1]) })),
+        name: env('CHILD_REDIS_MASTER', 'payhook'),
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: 2_000,
+        connectTimeout: 2_000,
+        socketTimeout: 2_000,
+        autoResendUnfulfilledCommands: false,
+        retryStrategy: (attempt: number) => Math.min(attempt * 100, 1_000),
+      }),
+    }
+  : { url };
 const base: Store =
-  pgStore ?? sqlite ?? redisStore({ url, prefix: REDIS_PREFIX, retentionMs: 3_600_000, ...(ledger && { ledger: true as const }) }); // test keys clean themselves up;
+  pgStore ??
+  sqlite ??
+  redisStore({
+    ...redisConnection,
+    prefix: REDIS_PREFIX,
+    retentionMs: 3_600_000, // test keys clean themselves up
+    ...(ledger && { ledger: true as const }),
+    ...(redisWait && { waitForReplicas: { count: Number(redisWait), timeoutMs: Number(process.env.CHILD_REDIS_WAIT_MS ?? 2_000) } }),
+  });
 const store: Store =
   hangAt === 'after-claim'
     ? {
@@ -115,7 +144,8 @@ const receiver = createReceiver({
   budgetMs: Number(env('CHILD_BUDGET_MS', '8000')),
   afterBudget: env('CHILD_AFTER_BUDGET', 'accept') as 'accept' | 'retry',
   logger: {
-    warn() {},
+    // Warnings too, on one line each, so a test can find the store's start-up check.
+    warn: (_fields: unknown, message: string) => console.error(`WARN ${message}`),
     // Errors go to stderr, which the parent shows when a test fails.
     error: (fields: DeliveryReport & { err?: unknown }, message: string) =>
       console.error(message, fields.outcome, fields.dedupeKey, String(fields.err)),

@@ -37,6 +37,7 @@ export {
 export { accountLedger } from './ledger/account-ledger.js';
 export { systemClock, type Clock } from './base/clock.js';
 export { storeLog, type StoreLog } from './storage/store-log.js';
+export { primaryWatch, SWITCH_MARGIN_MS, type PrimaryIdentity, type PrimaryWatch } from './storage/primary-watch.js';
 export { grouped, positiveMs, storedOutcome, within } from './storage/store-kit.js';
 export { keyWatches, type KeyWatches, type StoreWatch } from './storage/key-watches.js';
 export type { Log } from './base/logger.js';

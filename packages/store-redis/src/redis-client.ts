@@ -83,7 +83,7 @@ export async function warnIfNotDurable(client: Redis | Cluster, log: StoreLog): 
     const reply = (await client.config('GET', 'appendonly')) as string[];
     if (reply[1] !== 'no') return;
     log.warn(
-      `${NAME} Redis runs without its append-only file (appendonly no): a restart, a crash or a failover forgets the done records, and copies of events that arrive afterwards run again. ` +
+      `${NAME} Redis runs without its append-only file (appendonly no): a restart or a crash forgets the done records, and copies of events that arrive afterwards run again. ` +
         'Turn it on (appendonly yes; appendfsync everysec loses at most about the last second of done records, always none), or pass checkDurability: false to silence this.',
     );
   } catch {

@@ -1,10 +1,11 @@
-import { DEFAULT_RETENTION_MS, ledgerSettings, positiveMs, storeLog } from '@payhook/core/store';
+import { DEFAULT_RETENTION_MS, ledgerSettings, positiveMs, primaryWatch, storeLog } from '@payhook/core/store';
 import type { Store } from '@payhook/core';
 import type { Ledger, LedgerOptions } from '@payhook/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { createClient, readiness, warnIfNotDurable } from './redis-client.js';
 import { keyListener } from './redis-listener.js';
 import { redisLedger } from './redis-ledger.js';
+import { checkReplication, redisIdentity, ReplicaWaitError, replicatedRun, replicaWait, type ReplicaWait } from './replication.js';
 import { recordKeys, scriptedStore } from './scripted-store.js';
 
 const NAME = '[@payhook/store-redis]';
@@ -26,11 +27,20 @@ export interface RedisStoreOptions {
   /** Longest wait for Redis, per command and for a connection being made. Default 2000 ms, under the receiver's budget. */
   commandTimeoutMs?: number;
   /**
-   * On first use, ask the server (`CONFIG GET appendonly`) whether it keeps an append-only file,
-   * and warn once when it does not: a restart then forgets every done record. Silent where CONFIG
-   * is not allowed. Default true.
+   * On first use, ask the server whether it keeps an append-only file (`CONFIG GET appendonly`)
+   * and whether it has replicas (`INFO replication`), and warn once when a restart would forget
+   * every done record, or a failover those of its last moments. Silent where Redis refuses the
+   * command, and about replicas where there are none. Default true.
    */
   checkDurability?: boolean;
+  /**
+   * Answer only once this many replicas hold each claim, done record and longer lease (Redis
+   * `WAIT`, in the same round trip), so that a failover to a replica forgets none of them. Past
+   * `timeoutMs` (default 1000) a claim fails and the delivery is answered 503, so the service
+   * retries; a done record is written again in the background, its event already answered.
+   * Without it, a failover to an asynchronous replica loses what the replica had not received.
+   */
+  waitForReplicas?: ReplicaWait;
   /**
    * Keep a delivery ledger beside the claims (`store.ledger`): `true` for the defaults (bodies
    * kept, 100,000 records and 10,000 refusals, 7 days), or bounds of your own. Its keys share the hash tag `{ledger}`.
@@ -67,8 +77,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   const prefix = options.prefix ?? 'payhook:';
   const ledger = options.ledger ? ledgerSettings(options.ledger, NAME, 100_000) : undefined;
+  const wait = options.waitForReplicas && replicaWait(options.waitForReplicas);
   const log = storeLog();
   let durabilityChecked = options.checkDurability === false;
+  const primary = primaryWatch(`${NAME} Redis`, log);
+  let identified = false;
 
   // Before the client: an option refused here must not leave a connection behind.
   const channel = `${prefix}changes`;
@@ -79,28 +92,47 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     retentionMs,
     async run(script, keys, args) {
       await ready();
+      if (!identified) {
+        identified = true;
+        void identify();
+      }
       if (!durabilityChecked) {
         durabilityChecked = true;
-        void warnIfNotDurable(client, log);
+        void warnIfNotDurable(client, log).then(() => checkReplication(client, wait, log));
       }
       // Registered by name once per client: ioredis then sends EVALSHA, and EVAL when the server has not seen it.
       const commands = client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
       if (typeof commands[script.name] !== 'function') client.defineCommand(script.name, { numberOfKeys: 2, lua: script.lua });
-      return commands[script.name]!(...keys, ...args);
+      const reply = await (waited ? waited(script, keys, args) : commands[script.name]!(...keys, ...args));
+      primary.ok();
+      return reply;
     },
     failure(what, key, cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
-      return new Error(
-        `${NAME} could not ${what} "${key}" (${reason}). The receiver answers 503 so the service retries; ` +
-          'check that Redis is running and reachable at the configured URL (REDIS_URL).',
-        { cause },
-      );
+      const check =
+        cause instanceof ReplicaWaitError
+          ? 'check the replicas (INFO replication: connected_slaves, and their lag), or raise waitForReplicas.timeoutMs.'
+          : 'check that Redis is running and reachable at the configured URL (REDIS_URL).';
+      return new Error(`${NAME} could not ${what} "${key}" (${reason}). The receiver answers 503 so the service retries; ${check}`, {
+        cause,
+      });
     },
   });
 
   const owned = !options.client;
   const client = options.client ?? createClient(options.url, timeoutMs, log);
   const ready = readiness(client, timeoutMs);
+  const waited = wait && replicatedRun(client, wait);
+  // Who the primary is, read on first use and after every reconnect: a failover, or a DNS flip, is noticed and logged.
+  // (A Cluster's nodes each have their own; its client is left out.)
+  const identify = async () => {
+    if (client.isCluster) return;
+    const identity = await redisIdentity(client);
+    if (identity) primary.seen(identity);
+  };
+  client.on('ready', () => {
+    if (identified) void identify();
+  });
   const listener = keyListener(client, channel, timeoutMs, log);
   return {
     ...scripts,
