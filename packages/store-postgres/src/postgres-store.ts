@@ -10,6 +10,7 @@ import { createSchema } from './sql/create-schema.js';
 import { postgresLedger } from './ledger/postgres-ledger.js';
 import { createPool, hearIdleErrors, warnIfNotDurable } from './own-pool.js';
 import { periodicPurge, purgeExpired } from './purge.js';
+import { checkReplication, watchPrimary } from './replication.js';
 import { DEFAULT_TABLE, quoteTable } from './sql/schema.js';
 import { columnOf, storeStatements } from './sql/store-statements.js';
 import { NAME, positiveMs, storeError } from './store-error.js';
@@ -49,6 +50,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   // Tokens whose done record a transactional() handler just committed: the receiver's complete
   // that follows needs no statement of its own.
   const committed = recentTokens();
+  // Every new connection says who the primary is: a failover to a standby is noticed and logged.
+  const primaryOk = watchPrimary(pool, log);
   const listener = options.listen === false ? undefined : keyListener(pool, channelOf(table), timeoutMs, log);
 
   let schemaReady: Promise<void> | undefined;
@@ -69,9 +72,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     await ensureTable();
     if (!durabilityChecked) {
       durabilityChecked = true;
-      void warnIfNotDurable(pool, log);
+      void warnIfNotDurable(pool, log).then(() => checkReplication(pool, log));
     }
-    return pool.query({ ...statement(text, values), query_timeout: timeoutMs } as pg.QueryConfig);
+    const result = await pool.query({ ...statement(text, values), query_timeout: timeoutMs } as pg.QueryConfig);
+    primaryOk();
+    return result;
   };
   async function query<R extends QueryResultRow>(what: string, key: string, text: string, values: unknown[]) {
     try {
