@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { printList, show } from './cli-print.js';
+import { reconcilerOf, reconcileWindow, type ReconcileExports } from './cli-reconcile.js';
 import { escapeText } from '../base/escape-text.js';
 import { retryDeadLetters } from '../ledger/dead-letters.js';
 import { eraseDeliveries } from '../ledger/erase.js';
@@ -23,6 +24,9 @@ const USAGE = `Usage: payhook <command> [options]
   replay <id> [--force]           run a recorded delivery again through the receiver
   dead-letters list [filters]     dead letters not yet retried
   dead-letters retry [<id>...]    retry them (all open ones when no id is given)
+  reconcile --since <t> [--until <t>]
+                                  run every event of the window's transactions that has no done
+                                  record (after a failover forgot some); the app exports \`reconciler\`
 
 Options:
   --app <file>        the module that exports your receiver (named \`receiver\` or default);
@@ -69,7 +73,19 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
     return o.help ? 0 : 2;
   }
   const account = accountOption(o.account);
-  const receiver = await loadReceiver(o.app ?? process.env.PAYHOOK_APP, argv);
+  const app = o.app ?? process.env.PAYHOOK_APP;
+  const { receiver, mod } = await loadApp(app, argv);
+  if (group === 'reconcile' && verb === undefined) {
+    try {
+      const since = time(o.since, '--since');
+      if (since === undefined) throw new UsageError('say the window: --since <time> [--until <time>] (ISO 8601, or epoch milliseconds).');
+      const reconciler = await reconcilerOf(mod, app!, account);
+      if (typeof reconciler === 'string') throw new UsageError(reconciler);
+      return await reconcileWindow(reconciler, since, time(o.until, '--until') ?? Date.now(), o.json);
+    } finally {
+      await receiver.store.close?.();
+    }
+  }
   const ledger = receiver.store.ledger;
   if (!ledger)
     throw new UsageError(
@@ -147,7 +163,7 @@ export async function main(argv: readonly string[], { apart = false } = {}): Pro
   }
 }
 
-async function loadReceiver(file: string | undefined, argv: readonly string[]): Promise<Receiver> {
+async function loadApp(file: string | undefined, argv: readonly string[]): Promise<{ receiver: Receiver; mod: ReconcileExports }> {
   if (!file)
     throw new UsageError(
       'say where your receiver is: --app ./src/webhooks.js (or PAYHOOK_APP), a module that exports it as `receiver` or default.',
@@ -160,13 +176,13 @@ async function loadReceiver(file: string | undefined, argv: readonly string[]): 
     throw new UsageError(
       `cannot load ${file}: Node does not run TypeScript by itself (${errorMessage(error)}). Run the command through tsx (npm install -D tsx):\n\n  ${again}\n\nor point --app at the built JavaScript.`,
     );
-  })) as { receiver?: unknown; default?: unknown };
+  })) as { receiver?: unknown; default?: unknown } & ReconcileExports;
   const found = [mod.receiver, mod.default, (mod.default as { receiver?: unknown } | undefined)?.receiver].find(
     (x): x is Receiver => typeof (x as Receiver | undefined)?.replay === 'function',
   );
   if (!found)
     throw new UsageError(`${file} exports no receiver: export the one createReceiver() made, as \`export const receiver = …\` or default.`);
-  return found;
+  return { receiver: found, mod };
 }
 
 /** An argument as a POSIX shell reads it back. */
