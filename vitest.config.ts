@@ -99,6 +99,7 @@ export default defineConfig({
             'packages/store-sqlite/test/store-sqlite.test.ts',
             'packages/store-dynamodb/test/store-dynamodb.test.ts',
             'test/queue/conformance.test.ts',
+            'test/queue/replicas.test.ts',
             'test/peers.test.ts',
           ],
           provide: {

@@ -21,6 +21,14 @@ export interface BullmqQueueOptions {
   keepCompletedSeconds?: number;
   /** BullMQ's key prefix. Default BullMQ's (`bull`). */
   prefix?: string;
+  /**
+   * Answer only once this many replicas hold the job (Redis `WAIT` on the queue's connection after
+   * the add), so a failover to a replica cannot lose an event already answered 202. Past
+   * `timeoutMs` (default 1000) the enqueue fails and the service retries; the job id keeps a
+   * second add of the same event from queuing it twice. Use it with the Redis store's option of
+   * the same name.
+   */
+  waitForReplicas?: { count: number; timeoutMs?: number };
 }
 
 /** A BullMQ queue a receiver hands events to (`handoff`) and `createWorker` consumes. */
@@ -62,6 +70,21 @@ export function withNetworkDefaults(connection: ConnectionOptions, socketTimeout
   } as ConnectionOptions;
 }
 
+type Waiting = { wait(count: number, timeoutMs: number): Promise<number> };
+
+/** The queue's own ioredis connection: `queue.client` in BullMQ 5, its backend's `client` in 6. */
+function connectionOf(queue: Queue<QueuedEvent>): Promise<Waiting> {
+  const q = queue as unknown as { getBackend?: () => { client: Promise<Waiting> }; client: Promise<Waiting> };
+  return q.getBackend ? q.getBackend().client : q.client;
+}
+
+/** `WAIT` on the connection that added the job: it covers every write sent on it so far, the job's included. */
+async function replicated(client: Waiting, count: number, timeoutMs: number) {
+  const acked = await client.wait(count, timeoutMs);
+  if (acked < count)
+    throw new Error(`${acked} of the ${count} replica(s) waitForReplicas asks for confirmed the job within ${timeoutMs} ms`);
+}
+
 /**
  * A BullMQ job id for a dedupe key: BullMQ refuses ids with `:` (every default key has two) and
  * ids that are whole numbers, so the key is escaped, reversibly, and prefixed.
@@ -89,6 +112,11 @@ export function bullmqQueue(options: BullmqQueueOptions): PayhookBullmqQueue {
   if (!(Number.isFinite(backoffMs) && backoffMs >= 0))
     throw new RangeError(`${NAME} backoffMs must be a number of milliseconds from 0; got ${backoffMs}.`);
   const keep = options.keepCompletedSeconds ?? 24 * 60 * 60;
+  const wait = options.waitForReplicas;
+  if (wait && !(Number.isInteger(wait.count) && wait.count >= 1 && (wait.timeoutMs ?? 1_000) > 0))
+    throw new RangeError(
+      `${NAME} waitForReplicas needs a whole count of replicas from 1 and a timeoutMs above 0; got ${JSON.stringify(wait)}.`,
+    );
   const base = { connection: withNetworkDefaults(options.connection, QUEUE_SOCKET_TIMEOUT_MS), prefix: options.prefix };
   const queue = new Queue<QueuedEvent>(name, base);
   const deadLetters = new Queue<DeadLetter>(`${name}-dead-letter`, base);
@@ -109,9 +137,10 @@ export function bullmqQueue(options: BullmqQueueOptions): PayhookBullmqQueue {
     async enqueue(job: QueuedEvent, _ctx: HandlerContext) {
       try {
         await queue.add(job.event.event, job, { ...jobOptions, jobId: jobIdOf(job.dedupeKey) });
+        if (wait) await replicated(await connectionOf(queue), wait.count, wait.timeoutMs ?? 1_000);
       } catch (cause) {
         throw new Error(
-          `${NAME} could not add ${job.dedupeKey} to queue ${name}: ${(cause as Error).message}. Check that Redis is reachable; the service retries the delivery.`,
+          `${NAME} could not add ${job.dedupeKey} to queue ${name}: ${(cause as Error).message}. Check that Redis and, with waitForReplicas, its replicas are reachable; the service retries the delivery.`,
           { cause },
         );
       }
