@@ -69,11 +69,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   let durabilityChecked = options.checkDurability === false;
   const run: Run = async (text, values) => {
-    await ensureTable();
+    // Before the table: a commit that waits for a standby that is not there would hold the check back.
     if (!durabilityChecked) {
       durabilityChecked = true;
       void warnIfNotDurable(pool, log).then(() => checkReplication(pool, log));
     }
+    await ensureTable();
     const result = await pool.query({ ...statement(text, values), query_timeout: timeoutMs } as pg.QueryConfig);
     primaryOk();
     return result;
