@@ -1,5 +1,5 @@
 import { primaryWatch, type StoreLog } from '@payhook/core/store';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { NAME } from './store-error.js';
 
 // The store and PostgreSQL's standbys: the check that says what a failover would forget, and who the primary is.
@@ -48,9 +48,9 @@ export async function checkReplication(pool: Pool, log: StoreLog): Promise<void>
   }
 }
 
-/** The identity of the server behind a new connection: its cluster (`system_identifier`) and, on a primary, its WAL timeline, which a promotion moves on. */
-async function identityOf(client: PoolClient): Promise<{ system: string; timeline: string } | undefined> {
-  const { rows } = await client.query<{ system: string; timeline: string | null }>(
+/** The identity of the server behind a connection: its cluster (`system_identifier`) and, on a primary, its WAL timeline, which a promotion moves on. */
+async function identityOf(pool: Pool): Promise<{ system: string; timeline: string } | undefined> {
+  const { rows } = await pool.query<{ system: string; timeline: string | null }>(
     `select (select system_identifier::text from pg_control_system()) as system,
             case when pg_is_in_recovery() then null else substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) end as timeline`,
   );
@@ -59,31 +59,47 @@ async function identityOf(client: PoolClient): Promise<{ system: string; timelin
 }
 
 /**
- * Read the identity of every new connection of the pool, and log at error when it names another
- * primary than before: a promoted standby (a new timeline) or another cluster behind the same
- * address (a new system identifier). Each successful store call marks the old primary as still
- * there, for the recovery window. Returns that mark.
+ * Read who the primary is after the pool made a new connection, and log at error when it is
+ * another than before: a promoted standby (a new timeline) or another cluster behind the same
+ * address (a new system identifier). Returns what the store calls after each query that
+ * succeeded: it marks the old primary as still there, for the recovery window, and asks again
+ * once a connection was made since (on its own statement: a query of its own on the new
+ * connection would run beside the one the pool made it for).
  */
 export function watchPrimary(pool: Pool, log: StoreLog): () => void {
   const primary = primaryWatch(`${NAME} PostgreSQL`, log);
-  pool.on('connect', (client: PoolClient) => {
-    identityOf(client).then(
-      (now) => {
-        if (!now) return;
-        primary.seen({
-          id: `${now.system}/${now.timeline}`,
-          describe(before) {
-            const [system, timeline] = before.id.split('/');
-            return system === now.system
-              ? `timeline ${Number.parseInt(timeline!, 16)} → ${Number.parseInt(now.timeline, 16)}: a standby promoted`
-              : `system identifier ${system} → ${now.system}: another cluster`;
-          },
-        });
-      },
-      () => {
-        // Unreadable (a pooler, a limited role): nothing to compare.
-      },
-    );
+  let connected = true;
+  let asking = false;
+  pool.on('connect', () => {
+    connected = true;
   });
-  return primary.ok;
+  const ask = () => {
+    asking = true;
+    connected = false;
+    identityOf(pool)
+      .then(
+        (now) => {
+          if (!now) return;
+          primary.seen({
+            id: `${now.system}/${now.timeline}`,
+            describe(before) {
+              const [system, timeline] = before.id.split('/');
+              return system === now.system
+                ? `timeline ${Number.parseInt(timeline!, 16)} → ${Number.parseInt(now.timeline, 16)}: a standby promoted`
+                : `system identifier ${system} → ${now.system}: another cluster`;
+            },
+          });
+        },
+        () => {
+          // Unreadable (a pooler, a limited role, the server gone again): asked again after the next connection.
+        },
+      )
+      .finally(() => {
+        asking = false;
+      });
+  };
+  return () => {
+    primary.ok();
+    if (connected && !asking) ask();
+  };
 }
