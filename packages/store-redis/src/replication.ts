@@ -21,33 +21,76 @@ export class ReplicaWaitError extends Error {}
 
 type Commands = Record<string, (...a: unknown[]) => unknown>;
 
+interface Queued {
+  script: StoreScript;
+  keys: readonly string[];
+  args: readonly (string | number)[];
+  resolve(reply: unknown): void;
+  reject(error: unknown): void;
+}
+
 /**
  * Runs a store script, and, for the scripts that write what a failover must keep, Redis `WAIT`
- * behind it in the same round trip (one pipeline): the call resolves once `count` replicas have
- * the write, and fails when fewer had it within the timeout.
+ * behind it: the call resolves once `count` replicas have the write, and fails when fewer had it
+ * within the timeout. `WAIT` blocks its connection until it returns, so the writes of deliveries
+ * in flight share one: those that come while a `WAIT` is out go, all together, in one pipeline
+ * behind it with one `WAIT` of their own, which covers every write before it on the connection.
+ * (On a Cluster each write is its own pipeline, to its key's slot.)
  */
 export function replicatedRun(client: Redis | Cluster, { count, timeoutMs }: Required<ReplicaWait>) {
-  return async (script: StoreScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
-    const commands = client as unknown as Commands;
-    if (!WAITED.has(script.name)) return commands[script.name]!(...keys, ...args);
+  const commands = client as unknown as Commands;
+  const queued: Queued[] = [];
+  let waiting = false;
+  const send = () => {
+    if (waiting || queued.length === 0) return;
+    const batch = client.isCluster ? queued.splice(0, 1) : queued.splice(0);
+    waiting = !client.isCluster;
     const pipeline = client.pipeline() as unknown as Commands & {
       wait(n: number, ms: number): unknown;
       exec(): Promise<[Error | null, unknown][] | null>;
     };
-    pipeline[script.name]!(...keys, ...args);
+    for (const q of batch) pipeline[q.script.name]!(...q.keys, ...q.args);
     pipeline.wait(count, timeoutMs);
-    const replies = await pipeline.exec();
-    const [scriptReply, waitReply] = replies ?? [];
-    if (!scriptReply || scriptReply[0]) throw scriptReply?.[0] ?? new Error('the pipeline gave no reply');
-    const acked = Number(waitReply?.[1] ?? 0);
-    if (waitReply?.[0] || acked < count) {
-      throw new ReplicaWaitError(
-        `${acked} of the ${count} replica(s) waitForReplicas asks for confirmed the write within ${timeoutMs} ms` +
-          (waitReply?.[0] ? ` (${waitReply[0].message})` : ''),
-      );
-    }
-    return scriptReply[1];
+    pipeline
+      .exec()
+      .then(
+        (replies) => settle(batch, replies ?? [], count, timeoutMs),
+        (error: unknown) => {
+          for (const q of batch) q.reject(error);
+        },
+      )
+      .finally(() => {
+        waiting = false;
+        send();
+      });
+    if (client.isCluster) send();
   };
+  return (script: StoreScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> => {
+    if (!WAITED.has(script.name)) return commands[script.name]!(...keys, ...args) as Promise<unknown>;
+    return new Promise((resolve, reject) => {
+      queued.push({ script, keys, args, resolve, reject });
+      send();
+    });
+  };
+}
+
+/** Each write's own reply, unless the `WAIT` behind them all saw fewer replicas than asked for. */
+function settle(batch: Queued[], replies: [Error | null, unknown][], count: number, timeoutMs: number) {
+  const waitReply = replies[batch.length];
+  const acked = Number(waitReply?.[1] ?? 0);
+  const short =
+    waitReply?.[0] || acked < count
+      ? new ReplicaWaitError(
+          `${acked} of the ${count} replica(s) waitForReplicas asks for confirmed the write within ${timeoutMs} ms` +
+            (waitReply?.[0] ? ` (${waitReply[0].message})` : ''),
+        )
+      : undefined;
+  batch.forEach((q, i) => {
+    const reply = replies[i];
+    if (!reply || reply[0]) q.reject(reply?.[0] ?? new Error('the pipeline gave no reply'));
+    else if (short) q.reject(short);
+    else q.resolve(reply[1]);
+  });
 }
 
 /** The option, checked: a whole count of 1 or more, a timeout (default 1000 ms). */

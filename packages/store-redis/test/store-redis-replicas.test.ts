@@ -76,6 +76,20 @@ describe.skipIf(!installed)('redis store beside a replica 200 ms behind', () => 
     await until(async () => (await onReplica('replicas-1:', 'k2')) === 1, { what: 'the claim reaching the replica' });
   });
 
+  it('deliveries in flight share the waits: 20 claims at once send 2 WAITs, and each is on the replica when it returns', async () => {
+    const waiting = make({ waitForReplicas: { count: 1, timeoutMs: 2_000 } });
+    await waiting.store.claim('warm', 10_000);
+    const waits = async () => Number(/cmdstat_wait:calls=(\d+)/.exec(await waiting.store.client.info('commandstats'))?.[1] ?? 0);
+    const before = await waits();
+    const keys = Array.from({ length: 20 }, (_, i) => `many-${i}`);
+    // A WAIT blocks its connection for the replica's round trip (400 ms here): one per claim would take 8 s.
+    const claims = await Promise.all(keys.map((k) => waiting.store.claim(k, 10_000)));
+    expect(claims.map((c) => c.status)).toEqual(keys.map(() => 'claimed'));
+    expect(await waits()).toBe(before + 2);
+    const prefix = `replicas-${stores.length - 1}:`;
+    expect(await Promise.all(keys.map((k) => onReplica(prefix, k)))).toEqual(keys.map(() => 1));
+  });
+
   it('warns once about asynchronous replicas the store does not wait for, naming the option; silent when it waits', async () => {
     const plain = make();
     await plain.store.claim('w1', 1_000);
