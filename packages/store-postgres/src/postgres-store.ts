@@ -45,7 +45,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const pool = options.pool ?? createPool(options.connectionString, timeoutMs, log);
   // A pool of yours with no 'error' listener would end the process when an idle connection dies.
   if (options.pool) hearIdleErrors(options.pool, log);
-  const SQL = storeStatements(t, channelOf(table));
+  // Nobody listens with `listen: false`: then no NOTIFY, whose lock would make commits take turns.
+  const SQL = storeStatements(t, options.listen === false ? undefined : channelOf(table));
   const statement = statements(options.prepare !== false);
   // Tokens whose done record a transactional() handler just committed: the receiver's complete
   // that follows needs no statement of its own.
@@ -72,7 +73,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     // Before the table: a commit that waits for a standby that is not there would hold the check back.
     if (!durabilityChecked) {
       durabilityChecked = true;
-      void warnIfNotDurable(pool, log).then(() => checkReplication(pool, log));
+      void warnIfNotDurable(pool, log).then(() => checkReplication(pool, log, options.listen !== false));
     }
     await ensureTable();
     const result = await pool.query({ ...statement(text, values), query_timeout: timeoutMs } as pg.QueryConfig);

@@ -1,6 +1,8 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Log } from '@payhook/core/store';
 import { postgresStore } from '@payhook/store-postgres';
+import { channelOf } from '../src/listener.js';
 import { query, startPostgresReplicated, standbyBinaries, type ReplicatedPostgres } from '../../../test/faults/postgres-standby.js';
 import { until } from '../../../test/support/wait.js';
 
@@ -25,9 +27,9 @@ describe.skipIf(!installed)('postgres store beside a standby', () => {
   afterAll(() => pair?.stop());
 
   /** A store's start-up check, and what it logged once it has run (the check goes out on the first use). */
-  async function checked(table: string) {
+  async function checked(table: string, listen = false) {
     const { lines, log } = capture();
-    const store = postgresStore({ connectionString: pair.primaryUrl, table, purge: false, listen: false });
+    const store = postgresStore({ connectionString: pair.primaryUrl, table, purge: false, listen });
     store.useLogger?.(log);
     try {
       await store.claim('k', 1_000);
@@ -52,14 +54,49 @@ describe.skipIf(!installed)('postgres store beside a standby', () => {
     expect(lines[0]!.message).toContain('synchronous_standby_names');
   });
 
-  it('is silent once the standby is synchronous', async () => {
+  it('once the standby is synchronous: silent with listen: false, and a warning about NOTIFY with it on', async () => {
     await setStandbys('*');
     await until(
       () =>
         query(pair.primaryUrl, async (c) => (await c.query("select 1 from pg_stat_replication where sync_state = 'sync'")).rowCount === 1),
       { what: 'the standby synchronous' },
     );
-    expect(await checked('rep_sync')).toEqual([]);
+    expect(await checked('rep_sync', false)).toEqual([]);
+    const listening = await checked('rep_sync_listen', true);
+    expect(listening).toHaveLength(1);
+    expect(listening[0]!.message).toMatch(
+      /waits for a synchronous standby, and the store tells waiting copies with NOTIFY.*Pass listen: false/,
+    );
+  });
+
+  it('with listen: false a claim that ends tells nobody (no NOTIFY, whose lock makes commits take turns)', async () => {
+    const listener = new pg.Client({ connectionString: pair.primaryUrl });
+    await listener.connect();
+    const told: string[] = [];
+    listener.on('notification', (n) => told.push(String(n.payload)));
+    const quiet = postgresStore({
+      connectionString: pair.primaryUrl,
+      table: 'rep_told',
+      purge: false,
+      listen: false,
+      checkDurability: false,
+    });
+    const telling = postgresStore({ connectionString: pair.primaryUrl, table: 'rep_told', purge: false, checkDurability: false });
+    try {
+      await listener.query(`listen "${channelOf('rep_told')}"`);
+      for (const [store, key] of [
+        [quiet, 'quiet'],
+        [telling, 'telling'],
+      ] as const) {
+        const claim = await store.claim(key, 10_000);
+        if (claim.status === 'claimed') await store.complete(key, claim.token);
+      }
+      // Notifications come in commit order: once the second is here, the first would have been.
+      await until(() => told.length > 0, { what: "the telling store's NOTIFY" });
+      expect(told).toEqual(['telling']);
+    } finally {
+      await Promise.all([quiet.close(), telling.close(), listener.end()]);
+    }
   });
 
   it('an error when the standby it names is not connected (every commit would wait)', async () => {

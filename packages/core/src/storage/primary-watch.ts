@@ -46,7 +46,8 @@ export function primaryWatch(what: string, log: StoreLog, now: () => number = Da
         `${what} is now a different primary (${identity.describe(before)}), noticed at ${until}. ` +
           'Done records and transactional effects the old primary acknowledged just before it went may be missing here, ' +
           'so an event answered 200 may never have run to the end. Recover them with a reconcile over the window before the switch: ' +
-          `payhook reconcile --since ${since} --until ${until} (or reconciler.run({ from: '${since}', to: '${until}' })).`,
+          `payhook reconcile --since ${since} --until ${until} (or reconciler.run({ from: '${since}', to: '${until}' })); ` +
+          'events whose claim survived without their done record are held until their lease ends, so run it again after leaseMs.',
         { since, until },
       );
     },

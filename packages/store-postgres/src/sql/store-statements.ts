@@ -6,16 +6,18 @@ import type { Outcome } from '@payhook/core/store';
  * milliseconds.
  *
  * A claim that ends (done or released) is told on `channel` with its key, at commit, for the
- * copies that wait for it (listener.ts).
+ * copies that wait for it (listener.ts); without a channel (`listen: false`) nothing is told.
+ * NOTIFY takes a lock for the whole database from its commit's start to its end, so the commits
+ * that notify take turns, each for as long as a synchronous standby takes to confirm it.
  *
  * @example
  * const SQL = storeStatements('"payhook_deliveries"', channelOf('payhook_deliveries'));
  * await pool.query({ text: SQL.get, values: [key] });
  */
-export function storeStatements(t: string, channel: string) {
+export function storeStatements(t: string, channel: string | undefined) {
   const ms = (col: string) => `floor(extract(epoch from ${col}) * 1000)::float8`;
   // Told to the store's listeners at commit: the key's claim ended, a copy waiting for it looks again.
-  const told = (key: string) => `pg_notify('${channel}', ${key})`;
+  const told = (key: string) => (channel === undefined ? 'NULL' : `pg_notify('${channel}', ${key})`);
   const after = (param: string) => `clock_timestamp() + ${param} * interval '1 millisecond'`;
   const held = `key = $1 AND token = $2 AND state = 'claimed' AND lease_expires_at > clock_timestamp()`;
 
