@@ -13,6 +13,8 @@
  *   CHILD_AFTER_BUDGET accept | retry: the receiver's `afterBudget` (default accept)
  *   CHILD_LEDGER      1: the store keeps its delivery ledger (`ledger: true`), so every delivery
  *                     also writes there (more of the store's queries in flight)
+ *   CHILD_PG_LISTEN   0: the Postgres store's `listen: false` (no NOTIFY: the documented setting beside a
+ *                     synchronous standby)
  *   CHILD_PG_MAX      the Postgres store's pool size: a pool of the child's own, passed as `pool`
  *                     (default: the store creates its own, of pg's default 10)
  *   CHILD_EFFECT_MS   pg-transactional: hold the transaction open this long (pg_sleep) before
@@ -62,7 +64,8 @@ const pgMax = process.env.CHILD_PG_MAX;
 const connection = pgMax
   ? { pool: new pg.Pool({ connectionString: url, max: Number(pgMax), connectionTimeoutMillis: 2_000, keepAlive: true }) }
   : { connectionString: url };
-const pgStore = storeKind === 'postgres' ? postgresStore({ ...connection, ...(ledger && { ledger: true as const }) }) : undefined;
+const listen = process.env.CHILD_PG_LISTEN !== '0';
+const pgStore = storeKind === 'postgres' ? postgresStore({ ...connection, listen, ...(ledger && { ledger: true as const }) }) : undefined;
 const sqlite = storeKind === 'sqlite' ? sqliteStore({ path: url, driver: Database, ...(ledger && { ledger: true as const }) }) : undefined;
 const redisWait = process.env.CHILD_REDIS_WAIT;
 const sentinels = process.env.CHILD_REDIS_SENTINELS;

@@ -1,6 +1,13 @@
 import { createEvent, signedBody } from '@payhook/testing';
 import { post } from '../children/spawn.js';
 
+/** A webhook as the service recorded it: its exact bytes and their signature header. */
+export interface RecordedDelivery {
+  reference: string;
+  body: string;
+  headers: Record<string, string>;
+}
+
 /** What the service saw of one event's deliveries. */
 export interface EventFate {
   reference: string;
@@ -33,6 +40,11 @@ export interface ServiceLoad {
   timeoutMs?: number;
   /** Deliver only these events (the service's resend of some): the fates come in this order. Default all `events`. */
   indices?: readonly number[];
+  /**
+   * Deliver these recorded webhooks (their exact bytes and signature headers, e.g. the reference
+   * service's) instead of events made here: `events` and `secret` are then unused.
+   */
+  deliveries?: readonly RecordedDelivery[];
   /** Checked before each event and each retry: once true nothing more is sent (a receiver died, the test has failed), and the fates of events not started are left out. */
   halt?: () => boolean;
 }
@@ -47,15 +59,18 @@ const DEFAULT_DELAYS = [250, 500, 1_000, 1_500, 3_000];
  */
 export async function serviceLoad(load: ServiceLoad): Promise<EventFate[]> {
   const { ports, secret, run, events, copies = 2, inFlight = 16, retryDelaysMs = DEFAULT_DELAYS, timeoutMs } = load;
-  const indices = load.indices ?? Array.from({ length: events }, (_, i) => i);
+  const indices = load.indices ?? Array.from({ length: load.deliveries?.length ?? events }, (_, i) => i);
+  const made = (index: number): RecordedDelivery => {
+    const event = createEvent('payment.success', { reference: `${run}_${index}` });
+    const body = JSON.stringify(event);
+    return { reference: event.reference, body, headers: signedBody(body, { secret }).headers };
+  };
   const fates: EventFate[] = [];
   let next = 0;
   const deliverOne = async (slot: number) => {
     const index = indices[slot]!;
-    const event = createEvent('payment.success', { reference: `${run}_${index}` });
-    const body = JSON.stringify(event);
-    const { headers } = signedBody(body, { secret });
-    const fate: EventFate = { reference: event.reference, acked: false, answers: [], answerMs: [] };
+    const { reference, body, headers } = load.deliveries?.[index] ?? made(index);
+    const fate: EventFate = { reference, acked: false, answers: [], answerMs: [] };
     fates[slot] = fate;
     await load.onEvent?.(index);
     await Promise.all(
