@@ -82,7 +82,9 @@ const redisConnection = sentinels
         socketTimeout: 2_000,
         autoResendUnfulfilledCommands: false,
         retryStrategy: (attempt: number) => Math.min(attempt * 100, 1_000),
-      }),
+        // Told by the Sentinels of a switch (+switch-master), the client reconnects at once rather than staying on a demoted primary.
+        failoverDetector: true,
+      }).on('error', () => {}),
     }
   : { url };
 const base: Store =
@@ -93,7 +95,7 @@ const base: Store =
     prefix: REDIS_PREFIX,
     retentionMs: 3_600_000, // test keys clean themselves up
     ...(ledger && { ledger: true as const }),
-    ...(redisWait && { waitForReplicas: { count: Number(redisWait), timeoutMs: Number(process.env.CHILD_REDIS_WAIT_MS ?? 2_000) } }),
+    ...(redisWait && { waitForReplicas: { count: Number(redisWait), timeoutMs: Number(process.env.CHILD_REDIS_WAIT_MS ?? 1_000) } }),
   });
 const store: Store =
   hangAt === 'after-claim'

@@ -78,6 +78,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const prefix = options.prefix ?? 'payhook:';
   const ledger = options.ledger ? ledgerSettings(options.ledger, NAME, 100_000) : undefined;
   const wait = options.waitForReplicas && replicaWait(options.waitForReplicas);
+  if (wait && !options.client && wait.timeoutMs >= timeoutMs) {
+    throw new TypeError(
+      `${NAME} waitForReplicas.timeoutMs (${wait.timeoutMs}) must be shorter than commandTimeoutMs (${timeoutMs}): a WAIT that runs its course would end the connection. Lower the one or raise the other.`,
+    );
+  }
   const log = storeLog();
   let durabilityChecked = options.checkDurability === false;
   const primary = primaryWatch(`${NAME} Redis`, log);

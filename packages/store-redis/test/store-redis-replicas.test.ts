@@ -61,7 +61,7 @@ describe.skipIf(!installed)('redis store beside a replica 200 ms behind', () => 
   const onReplica = (prefix: string, key: string) => replicaClient.exists(`${prefix}{${key}}:rec`);
 
   it('with waitForReplicas, a claim and a done record are on the replica when the call returns; without, they are not yet', async () => {
-    const waiting = make({ waitForReplicas: { count: 1, timeoutMs: 2_000 } });
+    const waiting = make({ waitForReplicas: { count: 1, timeoutMs: 1_500 } });
     const claim = await waiting.store.claim('k1', 10_000);
     expect(claim.status).toBe('claimed');
     expect(await onReplica('replicas-0:', 'k1')).toBe(1);
@@ -77,7 +77,7 @@ describe.skipIf(!installed)('redis store beside a replica 200 ms behind', () => 
   });
 
   it('deliveries in flight share the waits: 20 claims at once send 2 WAITs, and each is on the replica when it returns', async () => {
-    const waiting = make({ waitForReplicas: { count: 1, timeoutMs: 2_000 } });
+    const waiting = make({ waitForReplicas: { count: 1, timeoutMs: 1_500 } });
     await waiting.store.claim('warm', 10_000);
     const waits = async () => Number(/cmdstat_wait:calls=(\d+)/.exec(await waiting.store.client.info('commandstats'))?.[1] ?? 0);
     const before = await waits();
@@ -115,6 +115,12 @@ describe.skipIf(!installed)('redis store beside a replica 200 ms behind', () => 
     await until(() => greedy.lines.length > 0, { what: 'the start-up check' });
     expect(greedy.lines[0]!.level).toBe('error');
     expect(greedy.lines[0]!.message).toContain('waitForReplicas asks for 2 replica(s), and Redis has 1 connected');
+  });
+
+  it('refuses a wait as long as the command timeout (its WAIT would end the connection), before connecting', () => {
+    expect(() => redisStore({ url: primary.url, commandTimeoutMs: 2_000, waitForReplicas: { count: 1, timeoutMs: 2_000 } })).toThrow(
+      /^\[@payhook\/store-redis\] waitForReplicas.timeoutMs \(2000\) must be shorter than commandTimeoutMs \(2000\)/,
+    );
   });
 
   it('refuses a count that is not a whole number of replicas, before connecting', () => {
