@@ -41,6 +41,10 @@ export function replicatedRun(client: Redis | Cluster, { count, timeoutMs }: Req
   const commands = client as unknown as Commands;
   const queued: Queued[] = [];
   let waiting = false;
+  // A WAIT answers for the writes of its own connection: one sent again on a new connection (a
+  // client that resends unanswered commands) would confirm nothing. Replaced, the batch fails.
+  let connections = 0;
+  client.on('close', () => connections++);
   const send = () => {
     if (waiting || queued.length === 0) return;
     const batch = client.isCluster ? queued.splice(0, 1) : queued.splice(0);
@@ -51,10 +55,11 @@ export function replicatedRun(client: Redis | Cluster, { count, timeoutMs }: Req
     };
     for (const q of batch) pipeline[q.script.name]!(...q.keys, ...q.args);
     pipeline.wait(count, timeoutMs);
+    const on = connections;
     pipeline
       .exec()
       .then(
-        (replies) => settle(batch, replies ?? [], count, timeoutMs),
+        (replies) => settle(batch, replies ?? [], count, timeoutMs, on !== connections),
         (error: unknown) => {
           for (const q of batch) q.reject(error);
         },
@@ -75,11 +80,12 @@ export function replicatedRun(client: Redis | Cluster, { count, timeoutMs }: Req
 }
 
 /** Each write's own reply, unless the `WAIT` behind them all saw fewer replicas than asked for. */
-function settle(batch: Queued[], replies: [Error | null, unknown][], count: number, timeoutMs: number) {
+function settle(batch: Queued[], replies: [Error | null, unknown][], count: number, timeoutMs: number, replaced: boolean) {
   const waitReply = replies[batch.length];
   const acked = Number(waitReply?.[1] ?? 0);
-  const short =
-    waitReply?.[0] || acked < count
+  const short = replaced
+    ? new ReplicaWaitError('the connection to Redis was replaced before the replicas confirmed the write')
+    : waitReply?.[0] || acked < count
       ? new ReplicaWaitError(
           `${acked} of the ${count} replica(s) waitForReplicas asks for confirmed the write within ${timeoutMs} ms` +
             (waitReply?.[0] ? ` (${waitReply[0].message})` : ''),

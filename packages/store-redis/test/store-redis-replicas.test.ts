@@ -90,6 +90,26 @@ describe.skipIf(!installed)('redis store beside a replica 200 ms behind', () => 
     expect(await Promise.all(keys.map((k) => onReplica(prefix, k)))).toEqual(keys.map(() => 1));
   });
 
+  it('a WAIT whose connection was replaced confirms nothing: a client that resends it on the new connection gets the claim refused', async () => {
+    const front = await tcpProxy({ host: '127.0.0.1', port: Number(new URL(primary.url).port) });
+    // ioredis's defaults: unanswered commands are sent again after a reconnect, the WAIT among them.
+    const client = new Redis(front.url(primary.url)).on('error', () => {});
+    const store = redisStore({ client, prefix: 'resent:', waitForReplicas: { count: 1, timeoutMs: 1_500 }, checkDurability: false });
+    try {
+      await store.claim('warm', 10_000);
+      const claim = store.claim('cut', 10_000);
+      // The WAIT is out for the replica's round trip (400 ms): the connection dies under it.
+      await until(async () => (await replicaClient.exists('resent:{cut}:rec')) === 0 && front.open() > 0, { what: 'the claim sent' });
+      front.cut();
+      front.restore();
+      await expect(claim).rejects.toThrow(/the connection to Redis was replaced before the replicas confirmed the write/);
+    } finally {
+      await store.close();
+      client.disconnect();
+      await front.close();
+    }
+  });
+
   it('warns once about asynchronous replicas the store does not wait for, naming the option; silent when it waits', async () => {
     const plain = make();
     await plain.store.claim('w1', 1_000);
