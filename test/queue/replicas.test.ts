@@ -79,6 +79,33 @@ describe.skipIf(!installed)('the BullMQ handoff waits for replicas', () => {
     }
   });
 
+  it('a WAIT whose connection was replaced confirms nothing: ioredis sends it again on the new connection, and the enqueue fails', async () => {
+    const front = await tcpProxy({ host: '127.0.0.1', port: Number(new URL(primary.url).port) });
+    const queue = bullmqQueue({
+      connection: { host: '127.0.0.1', port: front.port, maxRetriesPerRequest: null },
+      name: 'rep-cut',
+      waitForReplicas: { count: 1, timeoutMs: 1_500 },
+    });
+    try {
+      await queue.enqueue(job(), {} as never);
+      const cut = job();
+      const enqueued = queue.enqueue(cut, {} as never);
+      // The job is on the primary and its WAIT is out for the replica's round trip (400 ms): the connection dies under it.
+      const primaryClient = new Redis(primary.url);
+      try {
+        await until(async () => (await primaryClient.exists(`bull:rep-cut:${jobIdOf(cut.dedupeKey)}`)) === 1, { what: 'the job added' });
+      } finally {
+        primaryClient.disconnect();
+      }
+      front.cut();
+      front.restore();
+      await expect(enqueued).rejects.toThrow(/the connection to Redis was replaced before the replicas confirmed the job/);
+    } finally {
+      await queue.close();
+      await front.close();
+    }
+  });
+
   it('refuses a count that is not a whole number of replicas', () => {
     for (const count of [0, 1.5]) {
       expect(() => bullmqQueue({ connection: connection(), waitForReplicas: { count } })).toThrow(

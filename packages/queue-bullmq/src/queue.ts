@@ -70,7 +70,7 @@ export function withNetworkDefaults(connection: ConnectionOptions, socketTimeout
   } as ConnectionOptions;
 }
 
-type Waiting = { wait(count: number, timeoutMs: number): Promise<number> };
+type Waiting = { wait(count: number, timeoutMs: number): Promise<number>; on(event: 'close', listener: () => void): unknown };
 
 /** The queue's own ioredis connection: `queue.client` in BullMQ 5, its backend's `client` in 6. */
 function connectionOf(queue: Queue<QueuedEvent>): Promise<Waiting> {
@@ -78,9 +78,29 @@ function connectionOf(queue: Queue<QueuedEvent>): Promise<Waiting> {
   return q.getBackend ? q.getBackend().client : q.client;
 }
 
-/** `WAIT` on the connection that added the job: it covers every write sent on it so far, the job's included. */
-async function replicated(client: Waiting, count: number, timeoutMs: number) {
+/** How many times each queue connection closed: a WAIT answers only for the writes of its own connection. */
+const closes = new WeakMap<Waiting, { n: number }>();
+function closesOf(client: Waiting): { n: number } {
+  let count = closes.get(client);
+  if (!count) {
+    const fresh = { n: 0 };
+    client.on('close', () => void fresh.n++);
+    closes.set(client, (count = fresh));
+  }
+  return count;
+}
+
+/**
+ * Add the job, then `WAIT` on the connection that added it: it covers every write sent on it so
+ * far, the job's included. If the connection was replaced in between (ioredis sends unanswered
+ * commands again after a reconnect, the WAIT alone on the new connection), it confirms nothing.
+ */
+async function addReplicated(client: Waiting, add: () => Promise<unknown>, count: number, timeoutMs: number) {
+  const closed = closesOf(client);
+  const before = closed.n;
+  await add();
   const acked = await client.wait(count, timeoutMs);
+  if (closed.n !== before) throw new Error('the connection to Redis was replaced before the replicas confirmed the job');
   if (acked < count)
     throw new Error(`${acked} of the ${count} replica(s) waitForReplicas asks for confirmed the job within ${timeoutMs} ms`);
 }
@@ -136,8 +156,9 @@ export function bullmqQueue(options: BullmqQueueOptions): PayhookBullmqQueue {
     options: { ...options, attempts, backoffMs },
     async enqueue(job: QueuedEvent, _ctx: HandlerContext) {
       try {
-        await queue.add(job.event.event, job, { ...jobOptions, jobId: jobIdOf(job.dedupeKey) });
-        if (wait) await replicated(await connectionOf(queue), wait.count, wait.timeoutMs ?? 1_000);
+        const add = () => queue.add(job.event.event, job, { ...jobOptions, jobId: jobIdOf(job.dedupeKey) });
+        if (wait) await addReplicated(await connectionOf(queue), add, wait.count, wait.timeoutMs ?? 1_000);
+        else await add();
       } catch (cause) {
         throw new Error(
           `${NAME} could not add ${job.dedupeKey} to queue ${name}: ${(cause as Error).message}. Check that Redis and, with waitForReplicas, its replicas are reachable; the service retries the delivery.`,
