@@ -68,6 +68,24 @@ describe.skipIf(!installed)('the BullMQ handoff waits for replicas', () => {
     }
   });
 
+  it('enqueues in flight share the waits: 20 at once send at most 3 WAITs, and each job is on the replica when its enqueue returns', async () => {
+    const queue = bullmqQueue({ connection: connection(), name: 'rep-many', waitForReplicas: { count: 1, timeoutMs: 2_000 } });
+    const admin = new Redis(primary.url);
+    try {
+      await queue.enqueue(job(), {} as never);
+      const waits = async () => Number(/cmdstat_wait:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+      const before = await waits();
+      const jobs = Array.from({ length: 20 }, job);
+      // A WAIT blocks its connection for the replica's round trip (400 ms here): one per job would take 8 s.
+      await Promise.all(jobs.map((j) => queue.enqueue(j, {} as never)));
+      expect(await waits()).toBeLessThanOrEqual(before + 3);
+      expect(await Promise.all(jobs.map((j) => jobOnReplica('rep-many', j)))).toEqual(jobs.map(() => 1));
+    } finally {
+      admin.disconnect();
+      await queue.close();
+    }
+  });
+
   it('fails the enqueue, naming the replicas, when fewer confirm it in time (the service then retries)', async () => {
     const greedy = bullmqQueue({ connection: connection(), name: 'rep-greedy', waitForReplicas: { count: 2, timeoutMs: 100 } });
     try {

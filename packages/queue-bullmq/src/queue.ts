@@ -78,29 +78,41 @@ function connectionOf(queue: Queue<QueuedEvent>): Promise<Waiting> {
   return q.getBackend ? q.getBackend().client : q.client;
 }
 
-/** How many times each queue connection closed: a WAIT answers only for the writes of its own connection. */
-const closes = new WeakMap<Waiting, { n: number }>();
-function closesOf(client: Waiting): { n: number } {
-  let count = closes.get(client);
-  if (!count) {
-    const fresh = { n: 0 };
-    client.on('close', () => void fresh.n++);
-    closes.set(client, (count = fresh));
+/** Per queue connection: how many times it closed, and the `WAIT` the adds that just ended share. */
+interface Shared {
+  closes: number;
+  next?: Promise<number>;
+}
+const shared = new WeakMap<Waiting, Shared>();
+function sharedOf(client: Waiting): Shared {
+  let state = shared.get(client);
+  if (!state) {
+    const fresh: Shared = { closes: 0 };
+    client.on('close', () => void fresh.closes++);
+    shared.set(client, (state = fresh));
   }
-  return count;
+  return state;
 }
 
 /**
  * Add the job, then `WAIT` on the connection that added it: it covers every write sent on it so
- * far, the job's included. If the connection was replaced in between (ioredis sends unanswered
- * commands again after a reconnect, the WAIT alone on the new connection), it confirms nothing.
+ * far, the job's included. `WAIT` blocks its connection until it returns, so the adds that end
+ * together share one, sent once their turn of the event loop is over. If the connection was
+ * replaced in between (ioredis sends unanswered commands again after a reconnect, the WAIT alone
+ * on the new connection), it confirms nothing.
  */
 async function addReplicated(client: Waiting, add: () => Promise<unknown>, count: number, timeoutMs: number) {
-  const closed = closesOf(client);
-  const before = closed.n;
+  const state = sharedOf(client);
+  const before = state.closes;
   await add();
-  const acked = await client.wait(count, timeoutMs);
-  if (closed.n !== before) throw new Error('the connection to Redis was replaced before the replicas confirmed the job');
+  state.next ??= new Promise<number>((resolve, reject) =>
+    setImmediate(() => {
+      state.next = undefined;
+      client.wait(count, timeoutMs).then(resolve, reject);
+    }),
+  );
+  const acked = await state.next;
+  if (state.closes !== before) throw new Error('the connection to Redis was replaced before the replicas confirmed the job');
   if (acked < count)
     throw new Error(`${acked} of the ${count} replica(s) waitForReplicas asks for confirmed the job within ${timeoutMs} ms`);
 }

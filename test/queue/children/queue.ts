@@ -7,6 +7,8 @@
  *   CHILD_URL         the Postgres connection string (store, effects, pg-boss)
  *   CHILD_TABLE       the store's table
  *   CHILD_REDIS       the Redis URL (BullMQ)
+ *   QUEUE_REDIS_WAIT  BullMQ: 1 for waitForReplicas { count: 1 } (a job answered 202 is on a replica);
+ *                     QUEUE_REDIS_WAIT_MS its timeoutMs (default 1000). Unset: no wait
  */
 import { postgresStore } from '@payhook/store-postgres';
 import pg from 'pg';
@@ -24,7 +26,8 @@ export const url = env('CHILD_URL');
 // Small pools: a test starts up to six of these processes against one server (max_connections 100),
 // while other test files use it too.
 const pool = new pg.Pool({ connectionString: url, max: Number(env('CHILD_PG_MAX', '4')), connectionTimeoutMillis: 5_000 });
-export const store = postgresStore({ pool, table: env('CHILD_TABLE', 'payhook_deliveries') });
+// CHILD_PG_LISTEN=0: `listen: false`, the setting beside a synchronous standby (no NOTIFY lock).
+export const store = postgresStore({ pool, table: env('CHILD_TABLE', 'payhook_deliveries'), listen: process.env.CHILD_PG_LISTEN !== '0' });
 const common = {
   name: env('QUEUE_NAME'),
   attempts: Number(env('QUEUE_ATTEMPTS', '8')),
@@ -32,7 +35,13 @@ const common = {
 };
 export const queue =
   engine === 'bullmq'
-    ? bullmqQueue({ ...common, connection: redisOptions(env('CHILD_REDIS', 'redis://127.0.0.1:6379')) })
+    ? bullmqQueue({
+        ...common,
+        connection: redisOptions(env('CHILD_REDIS', 'redis://127.0.0.1:6379')),
+        ...(process.env.QUEUE_REDIS_WAIT === '1' && {
+          waitForReplicas: { count: 1, timeoutMs: Number(env('QUEUE_REDIS_WAIT_MS', '1000')) },
+        }),
+      })
     : pgBossQueue({
         ...common,
         store,
