@@ -5,7 +5,15 @@ import type { Cluster, Redis } from 'ioredis';
 import { createClient, readiness, warnIfNotDurable } from './redis-client.js';
 import { keyListener } from './redis-listener.js';
 import { redisLedger } from './redis-ledger.js';
-import { checkReplication, redisIdentity, ReplicaWaitError, replicatedRun, replicaWait, type ReplicaWait } from './replication.js';
+import {
+  checkReplication,
+  readInfo,
+  redisIdentity,
+  ReplicaWaitError,
+  replicatedRun,
+  replicaWait,
+  type ReplicaWait,
+} from './replication.js';
 import { recordKeys, scriptedStore } from './scripted-store.js';
 
 const NAME = '[@payhook/store-redis]';
@@ -84,9 +92,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     );
   }
   const log = storeLog();
-  let durabilityChecked = options.checkDurability === false;
+  const checkDurability = options.checkDurability !== false;
   const primary = primaryWatch(`${NAME} Redis`, log);
-  let identified = false;
+  let inspected = false;
 
   // Before the client: an option refused here must not leave a connection behind.
   const channel = `${prefix}changes`;
@@ -97,20 +105,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     retentionMs,
     async run(script, keys, args) {
       await ready();
-      if (!identified) {
-        identified = true;
-        void identify();
-      }
-      if (!durabilityChecked) {
-        durabilityChecked = true;
-        void warnIfNotDurable(client, log).then(() => checkReplication(client, wait, log));
+      if (!inspected) {
+        inspected = true;
+        void inspect(true);
       }
       // Registered by name once per client: ioredis then sends EVALSHA, and EVAL when the server has not seen it.
       const commands = client as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
       if (typeof commands[script.name] !== 'function') client.defineCommand(script.name, { numberOfKeys: 2, lua: script.lua });
-      const reply = await (waited ? waited(script, keys, args) : commands[script.name]!(...keys, ...args));
-      primary.ok();
-      return reply;
+      return waited ? waited(script, keys, args) : commands[script.name]!(...keys, ...args);
     },
     failure(what, key, cause) {
       const reason = cause instanceof Error ? cause.message : String(cause);
@@ -128,16 +130,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const client = options.client ?? createClient(options.url, timeoutMs, log);
   const ready = readiness(client, timeoutMs);
   const waited = wait && replicatedRun(client, wait);
-  // Who the primary is, read on first use and after every reconnect: a failover, or a DNS flip, is noticed and logged.
-  // (A Cluster's nodes each have their own; its client is left out.)
-  const identify = async () => {
-    if (client.isCluster) return;
-    const identity = await redisIdentity(client);
+  // One INFO on first use (who the primary is, and, with the durability check, its replicas) and
+  // after every reconnect (who the primary is now: a failover, or a DNS flip, is noticed and
+  // logged). A Cluster's nodes each have their own identity; its client is left out of that.
+  const inspect = async (first: boolean) => {
+    if (first && checkDurability) void warnIfNotDurable(client, log);
+    const fields = await readInfo(client);
+    if (!fields) return;
+    const identity = client.isCluster ? undefined : redisIdentity(fields);
     if (identity) primary.seen(identity);
+    if (first && checkDurability) checkReplication(fields, wait, log);
   };
   client.on('ready', () => {
-    if (identified) void identify();
+    if (inspected) void inspect(false);
   });
+  // The old primary's last moment, for the window a switch names: when its connection closed.
+  client.on('close', primary.ok);
   const listener = keyListener(client, channel, timeoutMs, log);
   return {
     ...scripts,

@@ -12,7 +12,7 @@ export interface PrimaryIdentity {
 export const SWITCH_MARGIN_MS = 5 * 60_000;
 
 export interface PrimaryWatch {
-  /** A store call just succeeded: the old primary was still there at this time. */
+  /** The primary was there until now: a store call just succeeded, or its connection just closed. */
   ok(): void;
   /** The identity the store reads on (re)connecting; logs at error when it is another primary's. */
   seen(identity: PrimaryIdentity): void;
