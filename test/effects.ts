@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 
 /**
  * Where the receiver children record each run of a handler, so a test can count effects:
@@ -31,7 +31,13 @@ export async function countPg(pool: pg.Pool, run: string): Promise<Map<string, n
   return new Map(rows.map((r) => [r.key, r.n]));
 }
 
-export async function countRedis(redis: Redis, run: string): Promise<Map<string, number>> {
-  const all = await redis.hgetall(`payhook-test-effects:${run}`);
-  return new Map(Object.entries(all).map(([k, v]) => [k, Number(v)]));
+/** Runs of the handler per reference, for one test run: on a client, or on the Redis at a URL (through a connection of its own). */
+export async function countRedis(redis: Redis | string, run: string): Promise<Map<string, number>> {
+  const client = typeof redis === 'string' ? new Redis(redis) : redis;
+  try {
+    const all = await client.hgetall(`payhook-test-effects:${run}`);
+    return new Map(Object.entries(all).map(([k, v]) => [k, Number(v)]));
+  } finally {
+    if (client !== redis) client.disconnect();
+  }
 }

@@ -26,13 +26,13 @@ export interface PrivatePostgres {
   stop(): Promise<void>;
 }
 
-/** The newest of Debian's PostgreSQL server binaries, or undefined (a loud skip, or a failure in CI). */
-function binaries(): string | undefined {
+/** The newest of Debian's PostgreSQL server binaries that has `tool` too, or undefined (a loud skip, or a failure in CI). */
+export function serverBinaries(tool = 'initdb'): string | undefined {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'initdb'))) : [];
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', tool))) : [];
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
   if (newest) return path.join(root, newest, 'bin');
-  const message = `PostgreSQL server binaries (initdb, pg_ctl) are not under ${root}; install Debian's postgresql package to run the fault suite.`;
+  const message = `PostgreSQL server binaries (initdb, pg_ctl, ${tool}) are not under ${root}; install Debian's postgresql package to run the fault suite.`;
   if (required) throw new Error(`PAYHOOK_REQUIRE_SERVICES=1 and ${message}`);
   console.warn(`!! SKIPPING the PostgreSQL fault suite: ${message}`);
   return undefined;
@@ -44,7 +44,7 @@ function binaries(): string | undefined {
  * root, so as root the binaries run as the `postgres` user.
  */
 export async function startPostgres(): Promise<PrivatePostgres | undefined> {
-  const bin = binaries();
+  const bin = serverBinaries();
   if (!bin) return undefined;
   const dir = mkdtempSync(path.join(tmpdir(), 'payhook-pg-'));
   const data = path.join(dir, 'data');

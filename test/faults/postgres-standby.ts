@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -7,6 +7,7 @@ import pg from 'pg';
 import { until as waitUntil } from '../support/wait.js';
 import { effectsTable } from '../effects.js';
 import { freePort } from '../security/examples.js';
+import { serverBinaries } from './postgres-server.js';
 import { tcpProxy } from '../tcp-proxy.js';
 
 const run = promisify(execFile);
@@ -38,16 +39,7 @@ export interface FailoverTimings {
 }
 
 /** Debian's newest PostgreSQL binaries, or undefined after a loud warning (a failure with PAYHOOK_REQUIRE_SERVICES=1). */
-export function standbyBinaries(): string | undefined {
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'pg_basebackup'))) : [];
-  const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
-  if (newest) return path.join(root, newest, 'bin');
-  const message = `PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup) are not under ${root}; install Debian's postgresql package.`;
-  if (process.env.PAYHOOK_REQUIRE_SERVICES === '1') throw new Error(`PAYHOOK_REQUIRE_SERVICES=1 and ${message}`);
-  console.warn(`!! SKIPPING the PostgreSQL failover suite: ${message}`);
-  return undefined;
-}
+export const standbyBinaries = (): string | undefined => serverBinaries('pg_basebackup');
 
 /**
  * A primary (wal_level replica, synchronous_commit on) and a standby made from it with

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startReceiver, type ChildReceiver } from '../children/spawn.js';
 import { countRedis } from '../effects.js';
@@ -100,7 +99,7 @@ async function underFailover(c: Case) {
     await switching;
     // Every event once more: the copies the service sends when it never got an answer.
     const late = await serviceLoad({ ...load, copies: 1 });
-    const effects = await countFor(run);
+    const effects = await countRedis(sharedUrl!, run);
     const alive = children.map((child) => child.process.exitCode === null && child.process.signalCode === null);
     const all = [...first, ...third, ...late];
     const twice = [...effects].filter(([, n]) => n > 1);
@@ -124,15 +123,6 @@ async function underFailover(c: Case) {
   } finally {
     await Promise.all(children.map((child) => child.stop()));
     await redis.stop();
-  }
-}
-
-async function countFor(run: string): Promise<Map<string, number>> {
-  const redis = new Redis(sharedUrl!);
-  try {
-    return await countRedis(redis, run);
-  } finally {
-    redis.disconnect();
   }
 }
 

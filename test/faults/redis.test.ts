@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
 import { startReceiver, type ChildReceiver } from '../children/spawn.js';
 import { countRedis } from '../effects.js';
 import { requireRedis } from '../services.js';
@@ -57,7 +56,7 @@ async function underLoad(persistence: Persistence, fault: Fault) {
     await faulted;
     // Every event once more: the copies the service sends when it never got an answer.
     const late = await serviceLoad({ ports, secret: SECRET, run, events: EVENTS, copies: 1 });
-    const effects = await countFor(run);
+    const effects = await countRedis(sharedUrl!, run);
     const alive = children.map((c) => c.process.exitCode === null && c.process.signalCode === null);
     const reruns = [...effects.values()].filter((n) => n > 1).length;
     const doneBefore = first.filter((f) => f.ackedAt !== undefined && f.ackedAt <= faultAt).length;
@@ -70,15 +69,6 @@ async function underLoad(persistence: Persistence, fault: Fault) {
   } finally {
     await Promise.all(children.map((c) => c.stop()));
     await server.stop();
-  }
-}
-
-async function countFor(run: string): Promise<Map<string, number>> {
-  const redis = new Redis(sharedUrl!);
-  try {
-    return await countRedis(redis, run);
-  } finally {
-    redis.disconnect();
   }
 }
 
