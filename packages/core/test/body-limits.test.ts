@@ -14,7 +14,13 @@ import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/no
 const secret = 'whsec_body_limits';
 const servers: http.Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  // Connections a failed test left open too: a test that timed out does not also time out its hook.
+  await Promise.all(
+    servers.splice(0).map((s) => {
+      s.closeAllConnections();
+      return new Promise((r) => s.close(r));
+    }),
+  );
 });
 
 function setup(options: { maxBodyBytes?: number } = {}) {
@@ -31,6 +37,18 @@ async function serve(listener: (req: IncomingMessage, res: ServerResponse) => vo
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
+}
+
+/** Writes `bytes` in chunks of `size`, each once the last was flushed, then ends the request (chunked unless Content-Length is set). */
+function inChunks(bytes: Buffer, size: number) {
+  return (req: http.ClientRequest) => {
+    let at = 0;
+    const next = () => {
+      if (at >= bytes.length) return void req.end();
+      req.write(bytes.subarray(at, (at += size)), () => setImmediate(next));
+    };
+    next();
+  };
 }
 
 /** A request whose body is written by `write` and never ended unless it says so; resolves with the status. */
@@ -57,16 +75,59 @@ describe('the Node bridge bounds a body before reading it all', () => {
     expect(clock.now()).toBe(0);
   });
 
-  it('answers a chunked body that never ends 413 as its bytes pass the limit, long before the body timeout', async () => {
+  it('answers a chunked body that goes on and on 413 as its bytes pass the limit, long before it ends or the body timeout', async () => {
     const { receiver, clock, runs } = setup({ maxBodyBytes: 1_000 });
     const port = await serve(toNodeListener(receiver));
+    // Sent until the answer comes, a turn per 300 bytes. A bridge that miscounts would wait for the
+    // end of a body that never ends: here the body ends after 64 times the limit, so one that waited
+    // answers it (400, unsigned: 401) rather than time out the test.
+    let sent = 0;
     const status = await open(port, 'POST', { 'transfer-encoding': 'chunked' }, (req) => {
-      const more = () => req.write(Buffer.alloc(300, 0x20), () => setImmediate(more));
+      const more = () => {
+        if (sent >= 64_000) return void req.end();
+        sent += 300;
+        req.write(Buffer.alloc(300, 0x20), () => setImmediate(more));
+      };
       more();
     });
-    expect(status).toBe(413);
+    expect({ status, ended: sent >= 64_000 }).toEqual({ status: 413, ended: false });
     expect(clock.now()).toBe(0);
     expect(runs).toEqual([]);
+  }, 5_000);
+
+  describe('counts the bytes of a body sent in many chunks, whatever its headers declare', () => {
+    const event = createEvent('payment.success');
+    const padded = (length: number) => {
+      const json = JSON.stringify(event);
+      return Buffer.from(json + ' '.repeat(length - Buffer.byteLength(json)));
+    };
+    const send = async (bytes: Buffer, declare: 'chunked' | 'content-length') => {
+      const { receiver, clock, runs } = setup({ maxBodyBytes: 1_000 });
+      const port = await serve(toNodeListener(receiver));
+      const length: Record<string, string> =
+        declare === 'chunked' ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(bytes.length) };
+      const status = await open(port, 'POST', { ...signedBody(bytes, { secret }).headers, ...length }, inChunks(bytes, 37));
+      // Answered on the bytes alone: the body deadline's clock never moved.
+      expect(clock.now()).toBe(0);
+      return { status, ran: runs.length };
+    };
+
+    it.each(['chunked', 'content-length'] as const)(
+      '%s: exactly the limit runs, signed',
+      async (declare) => {
+        expect(await send(padded(1_000), declare)).toEqual({ status: 200, ran: 1 });
+      },
+      5_000,
+    );
+
+    // Signed too: a bridge that let it through would answer 200 and run it.
+    it('chunked: one byte over the limit is 413, and nothing runs', async () => {
+      expect(await send(padded(1_001), 'chunked')).toEqual({ status: 413, ran: 0 });
+    }, 5_000);
+
+    it('chunked: many times the limit, ended, is 413, and nothing runs', async () => {
+      expect(await send(padded(20_000), 'chunked')).toEqual({ status: 413, ran: 0 });
+    }, 5_000);
   });
 
   // The answer lets the client read it (the rest of the body is drained for a moment), and then
@@ -191,6 +252,7 @@ describe('readBodyLimited, on web requests', () => {
 
   it('reads a body without a deadline, whole and in order', async () => {
     expect(await readBodyLimited(post('abc'), 10)).toEqual(new TextEncoder().encode('abc'));
+    expect(await readBodyLimited(post('abcdefghij'), 10)).toEqual(new TextEncoder().encode('abcdefghij'));
     expect(await readBodyLimited(post('abcdefghijk'), 10)).toBe('too-large');
   });
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, eraseDeliveries, memoryStore, NonRetriableError, type LedgerEntry } from '../src/index.js';
 import type { Ledger } from '../src/store.js';
+import { MAX_LEDGER_PAGE } from '../src/storage/ledger.js';
 import { createLedgerWriter } from '../src/observing/ledger-writer.js';
 import type { Trace } from '../src/contracts/delivery.js';
 import { REFUSALS_PER_MINUTE } from '../src/base/per-minute.js';
@@ -239,6 +240,63 @@ describe('retention and erasure on the memory store', () => {
     expect(runs).toBe(1);
     await clock.advance(DAY);
     expect(await store.get(dead!.dedupeKey!)).toBeUndefined();
+  });
+
+  it(`erases past the first page of ${MAX_LEDGER_PAGE}: every record of a customer and of a payment, counted, and nothing else`, async () => {
+    const clock = manualClock(1_700_000_000_000);
+    const ledger = memoryStore({ clock, ledger: true }).ledger!;
+    const t0 = clock.now();
+    let n = 0;
+    const record = (reference: string, email: string): LedgerEntry => {
+      n += 1;
+      const event = createEvent('payment.success', { reference, customer: { email } });
+      return {
+        id: String(n).padStart(6, '0'),
+        receivedAt: t0 + n,
+        source: 'webhook',
+        reference,
+        event: event.event,
+        outcome: 'processed',
+        status: 200,
+        durationMs: 1,
+        signature: 'valid',
+        body: JSON.stringify(event),
+        bodyEncoding: 'utf8',
+      };
+    };
+    const ada = (count: number) => Array.from({ length: count }, () => record(`ref_ada_${n}`, 'ada@example.com'));
+    // Written oldest first. Read newest first, an erase by email meets a full page of Ada's, then a page with none of
+    // hers (Bob's), then Carol's and the rest of Ada's: 6,200 records, 7 pages.
+    const written = [
+      ...ada(1_250),
+      ...Array.from({ length: 1_200 }, () => record(`ref_carol_${n}`, 'carol@example.com')),
+      ...Array.from({ length: 2_500 }, () => record('ref_many', 'bob@example.com')),
+      ...ada(1_250),
+    ];
+    for (let i = 0; i < written.length; i += 500) await ledger.append(written.slice(i, i + 500));
+    /** Every record the ledger holds, page by page. */
+    const all = async () => {
+      const kept: LedgerEntry[] = [];
+      for (let page = await ledger.list({ limit: MAX_LEDGER_PAGE }); page.length > 0; ) {
+        kept.push(...page);
+        page = await ledger.list({ limit: MAX_LEDGER_PAGE, before: page.at(-1)!.id });
+      }
+      return kept;
+    };
+    const emails = async () => (await all()).map((e) => JSON.parse(e.body!).customer.email as string);
+    const count = (list: string[], email: string) => list.filter((x) => x === email).length;
+    expect(await emails()).toHaveLength(written.length);
+
+    expect(await eraseDeliveries(ledger, { email: 'ADA@example.com' })).toEqual({ erased: 2_500 });
+    const afterEmail = await emails();
+    expect(count(afterEmail, 'ada@example.com')).toBe(0);
+    expect([count(afterEmail, 'bob@example.com'), count(afterEmail, 'carol@example.com')]).toEqual([2_500, 1_200]);
+
+    expect(await eraseDeliveries(ledger, { reference: 'ref_many' })).toEqual({ erased: 2_500 });
+    expect(await ledger.list({ reference: 'ref_many' })).toEqual([]);
+    const left = await all();
+    expect(left).toHaveLength(1_200);
+    expect(left.every((e) => e.reference!.startsWith('ref_carol_'))).toBe(true);
   });
 
   it('erases a customer by email or phone, and a payment by reference, open dead letters included', async () => {

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, NonRetriableError, retryDeadLetters, type LedgerEntry, type Receiver } from '../src/index.js';
 import type { Ledger } from '../src/store.js';
+import { transactionRecordSchema, type TransactionRecord } from '../src/protocol/api-schema.js';
+import { eventFromRecord } from '../src/protocol/record-event.js';
 
 const secret = 'whsec_ledger';
 const quiet = { info() {}, warn() {}, error() {} };
@@ -229,5 +231,90 @@ describe('the ledger', () => {
     const receiver = createReceiver({ secret, logger: quiet });
     await expect(receiver.replay('x')).rejects.toThrow(/replay needs a ledger: create the store with a `ledger` option/);
     await expect(retryDeadLetters(receiver)).rejects.toThrow(/dead letters live in the ledger/);
+  });
+});
+
+/*
+ * A reconcile's event was never signed: the ledger holds only what was written to the store, so a
+ * replay reads it again from the service (replay-check.ts) and runs nothing the service's record
+ * does not back. Without Redis or Postgres: a memory ledger and a client that answers `record`.
+ */
+describe("replaying a reconciled event: the service's record must back each field the ledger holds", () => {
+  const record = transactionRecordSchema.parse({
+    reference: 'ref_replay_check',
+    merchantReference: 'order_7',
+    status: 'refunded',
+    amount: '100.00',
+    currencyCode: 'ETB',
+    mode: 'sandbox',
+    createdAt: '2026-08-13T11:30:00.000Z',
+  });
+  const event = eventFromRecord(record, 'payment.refunded');
+
+  /** A refund a reconcile recovered whose handler failed (a dead letter), then fixed, replayed from a copy with `tamper` in its body. */
+  async function deadLetter(tamper: Record<string, unknown>, answer: TransactionRecord = record) {
+    const { clock, store, ledger } = setup();
+    const asked: string[] = [];
+    const answers = async (reference: string) => {
+      asked.push(reference);
+      return answer;
+    };
+    const client = { transactions: { verify: answers, retrieve: answers } };
+    let fixed = false;
+    const ran: unknown[] = [];
+    const receiver = createReceiver({ secret, store, clock, client, logger: quiet }).on('payment.refunded', (e) => {
+      if (!fixed) throw new Error('db down');
+      ran.push(e);
+    });
+    expect((await receiver.dispatch(event)).outcome).toBe('failed');
+    await holds(receiver, ledger, 1, { deadLetters: 'open' });
+    const [dead] = await ledger.list({ deadLetters: 'open' });
+    expect(dead).toMatchObject({ source: 'reconcile', signature: 'not-checked' });
+    fixed = true;
+    // Whoever can write to the store writes the record again, its body changed (the ledger's update takes no body).
+    const forged = { ...dead!, id: `${dead!.id}~forged`, body: JSON.stringify({ ...event, ...tamper }) };
+    await ledger.append([forged]);
+    const report = await receiver.replay(forged.id);
+    return { report, why: String((report.error as Error | undefined)?.message), ran, asked };
+  }
+
+  it('runs the stored event when the service backs it, as the service makes it', async () => {
+    const { report, ran, asked } = await deadLetter({});
+    expect(report).toMatchObject({ outcome: 'processed', source: 'replay' });
+    expect(ran).toEqual([event]);
+    expect(asked).toEqual([record.reference]);
+  });
+
+  it.each([
+    ['amount', { amount: '999999.00' }, 'amount "999999.00" stored, "100.00" at the service'],
+    ['currency', { currency: 'USD' }, 'currency "USD" stored, "ETB" at the service'],
+    ['merchantReference', { merchantReference: 'order_8' }, 'merchantReference "order_8" stored, "order_7" at the service'],
+  ])('refuses a stored %s the service does not back: mismatch, naming both, and nothing runs', async (_, tamper, names) => {
+    const { report, why, ran } = await deadLetter(tamper);
+    expect(report).toMatchObject({ outcome: 'mismatch', source: 'replay', reference: record.reference });
+    expect(why).toMatch(/^\[@payhook\/core\] delivery \S+ was not replayed: it does not agree with the service's record/);
+    expect(why).toContain(names);
+    expect(ran).toEqual([]);
+  });
+
+  it.each([
+    ['mode', { mode: 'live' }, /the service answered the record of ref_replay_check \(sandbox\), which is not acted on/],
+    ['reference', { reference: 'ref_forged' }, /asked for ref_forged \(sandbox\), the service answered the record of ref_replay_check/],
+  ])('refuses a stored %s that is not the record the service answers: nothing runs', async (_, tamper, why) => {
+    const replayed = await deadLetter(tamper);
+    expect(replayed.report.outcome).toBe('verify-unavailable');
+    expect(replayed.why).toMatch(why);
+    expect(replayed.ran).toEqual([]);
+  });
+
+  it("refuses an event the service's record does not stand for (its status), and an event the service does not define", async () => {
+    const behind = await deadLetter({}, { ...record, status: 'completed' });
+    expect(behind.report.outcome).toBe('verify-unavailable');
+    expect(behind.why).toMatch(/the service's record of ref_replay_check still says completed, behind the payment.refunded/);
+    const unknown = await deadLetter({ event: 'payment.teleported' });
+    expect(unknown.report.outcome).toBe('mismatch');
+    expect(unknown.why).toMatch(/it holds the event "payment.teleported", which the service does not define/);
+    expect(unknown.asked).toEqual([]);
+    expect([...behind.ran, ...unknown.ran]).toEqual([]);
   });
 });
