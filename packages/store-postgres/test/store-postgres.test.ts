@@ -63,21 +63,23 @@ describe.skipIf(!url)('postgres', () => {
       }
     });
 
-    it('gives a lapsed or released claim to exactly one of many concurrent takeovers', async () => {
-      const others = Array.from({ length: 4 }, () => postgresStore({ connectionString: url!, table }));
-      try {
-        for (let round = 0; round < 5; round++) {
-          const key = `takeover-${randomUUID()}`;
-          const token = await claim(key, 100);
-          if (round % 2) expect(await store.release(key, token)).toBe(true);
-          else await sleep(150); // real wait: the 100 ms lease lapses on Postgres's clock
-          const results = await Promise.all(Array.from({ length: 40 }, (_, i) => others[i % 4]!.claim(key, 5_000)));
-          expect(results.filter((r) => r.status === 'claimed')).toEqual([expect.objectContaining({ attempt: 2 })]);
-          expect(results.filter((r) => r.status === 'in-progress')).toHaveLength(39);
-        }
-      } finally {
-        await Promise.all(others.map((o) => o.close()));
-      }
+    it("holds a claim whose lease outlasts the retention to its end, alone, grouped or extended (on the server's clock)", async () => {
+      const short = postgresStore({ pool, table, retentionMs: 200 });
+      const [alone, a, b, extended] = ['alone', 'a', 'b', 'extended'].map((k) => `lease-${k}-${randomUUID()}`) as [
+        string,
+        string,
+        string,
+        string,
+      ];
+      const claims = [await short.claim(alone, 1_500), ...(await Promise.all([short.claim(a, 1_500), short.claim(b, 1_500)]))];
+      const e = await short.claim(extended, 100);
+      if (claims.some((c) => c.status !== 'claimed') || e.status !== 'claimed') throw new Error('expected four claims');
+      expect(await short.extend(extended, e.token, 1_500)).toBe(true);
+      await sleep(400); // real wait: past the 200 ms retention on Postgres's clock, within the 1.5 s leases
+      for (const key of [alone, a, b, extended]) expect(await short.claim(key, 5_000), key).toMatchObject({ status: 'in-progress' });
+      expect(await short.get(alone)).toMatchObject({ state: 'claimed', attempt: 1 });
+      expect(await short.get(extended)).toMatchObject({ state: 'claimed', attempt: 1 });
+      await short.close();
     });
 
     it('commits the effect and the done record together, and the later complete says yes', async () => {

@@ -10,7 +10,7 @@ import { storeConformance } from '@payhook/testing/store';
 import { hasRedisServer, startRedis } from '../../../test/faults/redis-server.js';
 import { requireRedis } from '../../../test/services.js';
 import { countCommands, keySlot } from './redis-helpers.js';
-import { until } from '../../../test/support/wait.js';
+import { sleep, until } from '../../../test/support/wait.js';
 
 const url = await requireRedis();
 
@@ -55,6 +55,20 @@ describe.skipIf(!url)('redis', () => {
       if (c2.status !== 'claimed') throw new Error('expected a claim');
       await short.release(k2, c2.token);
       expect(await redis.pttl(`${prefix}{${k2}}:rec`)).toBeLessThanOrEqual(60_000);
+    });
+
+    it("holds a claim whose lease outlasts the retention to its end, extended or not (on the server's clock)", async () => {
+      const short = redisStore({ client: redis, prefix, retentionMs: 200 });
+      const [held, extended] = [`lease-${randomUUID()}`, `lease-${randomUUID()}`];
+      const c = await short.claim(held, 1_500);
+      const e = await short.claim(extended, 100);
+      if (c.status !== 'claimed' || e.status !== 'claimed') throw new Error('expected two claims');
+      expect(await short.extend(extended, e.token, 1_500)).toBe(true);
+      await sleep(400); // real wait: past the 200 ms retention on Redis's clock, within the 1.5 s leases
+      expect(await short.claim(held, 5_000)).toMatchObject({ status: 'in-progress' });
+      expect(await short.claim(extended, 5_000)).toMatchObject({ status: 'in-progress' });
+      expect(await short.get(held)).toMatchObject({ state: 'claimed', attempt: 1 });
+      expect(await short.get(extended)).toMatchObject({ state: 'claimed', attempt: 1 });
     });
 
     it('answers a claim sent twice with its token as claimed both times (a retried request, a pipeline retried whole)', async () => {
