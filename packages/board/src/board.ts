@@ -1,17 +1,11 @@
-import type { LedgerEntry } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
-import { SCRIPT, STYLE } from './assets.js';
-import { liveStream, type LiveCounter } from './live.js';
-import { chartImage } from './views/chart.js';
-import { merchantReferenceOf } from './views/merchant.js';
-import { act, confirmView, isAction } from './actions.js';
-import { newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from './guard.js';
+import type { LiveCounter } from './live.js';
+import { newToken, tokenCookie, tokenOf } from './guard.js';
 import { boardSettings, type BoardOptions, type BoardSettings, type BoardViewer } from './options.js';
-import { bare, problem, who, type View } from './page.js';
+import { bare, type View } from './page.js';
 import { accountLedger } from '@payhook/core/store';
+import { notAllowed, notFound, ROUTES } from './routes.js';
 import { viewerOf } from './scope.js';
-import { deliveryView } from './views/delivery.js';
-import { filtersOf, listView } from './views/list.js';
 
 export interface Board {
   /** The web-standard handler: every request under `basePath`. Hono, Next's App Router, Bun, Deno and workers call it as it is. */
@@ -71,53 +65,12 @@ async function serve(settings: BoardSettings, request: Request, live: LiveCounte
   return response;
 }
 
-const asset = (text: string, type: string) =>
-  new Response(text, { headers: { ...SECURITY_HEADERS, 'content-type': `${type}; charset=utf-8` } });
-
+/** The first route whose method and path match answers (routes.ts); a GET of no page is 404, anything else 405. */
 async function route(view: View, request: Request, path: string, live: LiveCounter): Promise<Response> {
-  const method = request.method.toUpperCase();
-  if (method === 'GET' || method === 'HEAD') {
-    if (path === '/') return listView(view);
-    if (path === '/assets/board.css') return asset(STYLE, 'text/css');
-    if (path === '/assets/board.js') return asset(SCRIPT, 'text/javascript');
-    if (path === '/chart.svg') return chartImage(view.ledger, filtersOf(view).query, Date.now());
-    if (path === '/live') {
-      const { query, form } = filtersOf(view);
-      const merchant = form.merchant === '' ? undefined : (e: LedgerEntry) => merchantReferenceOf(e) === form.merchant;
-      return liveStream(view, query, request, live, merchant);
-    }
-    const id = /^\/deliveries\/([^/]+)$/.exec(path)?.[1];
-    if (id !== undefined) return deliveryView(view, safeDecode(id));
-    const action = view.url.searchParams.get('action') ?? '';
-    if (path === '/confirm' && isAction(action)) return view.canAct ? confirmView(view, action) : readOnly(view);
-    return problem(view, 404, 'Not found', 'The board has no such page.');
+  const method = request.method.toUpperCase() === 'HEAD' ? 'GET' : request.method.toUpperCase();
+  for (const r of ROUTES) {
+    const match = r.method === method ? r.path.exec(path) : null;
+    if (match !== null) return r.serve(view, request, match, live);
   }
-  const action = /^\/actions\/([\w-]+)$/.exec(path)?.[1];
-  if (method !== 'POST' || action === undefined || !isAction(action)) {
-    return new Response('Not allowed.\n', { status: 405, headers: { ...SECURITY_HEADERS, allow: 'GET, HEAD, POST' } });
-  }
-  const form = await readForm(request, adapterOf(view.settings.receiver).bodyDeadline);
-  if (form === 'too-slow') return bare(408, 'The form did not arrive in time.');
-  if (form === 'too-large') return bare(413, 'An action is a small form; this was not one.');
-  const why = refusal(request, view.url, form);
-  if (why !== undefined) {
-    adapterOf(view.settings.receiver).log(
-      'warn',
-      { board: { user: view.viewer.user, account: view.viewer.account, action, refused: why } },
-      `[@payhook/board] ${who(view)}: refused ${why}`,
-    );
-    return bare(403, `Refused: ${why}.`);
-  }
-  if (!view.canAct) return readOnly(view);
-  return act(view, action, form);
+  return method === 'GET' ? notFound(view) : notAllowed();
 }
-
-const readOnly = (view: View) => problem(view, 403, 'Read-only', 'This board is read-only for you: it shows deliveries, and acts on none.');
-
-const safeDecode = (s: string) => {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-};

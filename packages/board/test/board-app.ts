@@ -56,7 +56,12 @@ export async function startBoardApp(options: Partial<BoardOptions> = {}) {
     await receiver.idle();
     return r;
   };
-  return { receiver, board, server, origin, audit, refused, deliver, close: () => new Promise((r) => server.close(r)) };
+  // Every connection, a stream a failing test left open too: closing waits for none (platform-app.ts does the same).
+  const close = () => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  };
+  return { receiver, board, server, origin, audit, refused, deliver, close };
 }
 
 /** A board page as a browser gets it: the text, and the token cookie it set. */

@@ -4,11 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { manualClock } from '@payhook/testing';
 import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/guard.js';
 import { escapeHtml, html, lines } from '../src/html.js';
+import { BASE, boardApps, eventBody, formToken, getPage } from './board-app.js';
 
 const TOKEN = 'A'.repeat(42) + 'b';
 const post = (headers: Record<string, string>, url = 'http://shop.example/admin/payments/actions/replay') =>
   new Request(url, { method: 'POST', headers });
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
+/** The token with its character at `i` changed, and its length kept: the first, a middle one, or the last. */
+const oneOff = (token: string, i: number) => `${token.slice(0, i)}${token[i] === 'A' ? 'B' : 'A'}${token.slice(i + 1)}`;
+const start = boardApps();
 
 describe('the token', () => {
   it('is read only from the board’s own cookie, and only when well formed', () => {
@@ -55,6 +59,44 @@ describe('a post may act', () => {
     expect(why({}, form({ csrf: `${TOKEN.slice(1)}c` }))).toMatch(/^a post without the page’s token/);
     expect(why({}, form({ csrf: TOKEN.slice(1) }))).toMatch(/^a post without the page’s token/);
     expect(refusal(post({}), url, withToken)).toMatch(/^a post without the page’s token/);
+  });
+
+  it('never with a token of the right length that differs in one character, wherever it is', () => {
+    for (const i of [0, 1, 21, 41, 42]) {
+      const token = oneOff(TOKEN, i);
+      expect([i, token.length, token === TOKEN]).toEqual([i, 43, false]);
+      expect([i, why({}, form({ csrf: token }))]).toEqual([i, expect.stringMatching(/^a post without the page’s token/)]);
+      // The cookie's token one off and the form's the page's: the same refusal.
+      const cookieOff = refusal(post({ cookie: `payhook_board=${token}` }), url, withToken);
+      expect([i, cookieOff]).toEqual([i, expect.stringMatching(/^a post without the page’s token/)]);
+    }
+  });
+
+  it('over the board: a form whose token is the page’s but for its first or a middle character is refused (403), and erases nothing', async () => {
+    const { origin, deliver, receiver, audit } = await start();
+    await deliver(eventBody('ref_keep'));
+    const { cookie } = await getPage(origin, `${BASE}/`);
+    const token = formToken((await getPage(origin, `${BASE}/confirm?action=erase&reference=ref_keep`, cookie)).text)!;
+    const erase = (csrf: string) =>
+      fetch(`${origin}${BASE}/actions/erase`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: cookie!, 'content-type': 'application/x-www-form-urlencoded', origin, 'sec-fetch-site': 'same-origin' },
+        body: new URLSearchParams({ csrf, reference: 'ref_keep' }),
+      });
+    for (const i of [0, 21]) {
+      const r = await erase(oneOff(token, i));
+      expect([i, r.status, await r.text()]).toEqual([
+        i,
+        403,
+        'Refused: a post without the page’s token (reload the board and try again).\n',
+      ]);
+    }
+    expect(await receiver.store.ledger!.list({ reference: 'ref_keep' })).toHaveLength(1);
+    expect(audit.filter((l) => l.fields.board?.refused !== undefined)).toHaveLength(2);
+    // The page's own token, whole: it acts.
+    expect((await erase(token)).status).toBe(303);
+    expect(await receiver.store.ledger!.list({ reference: 'ref_keep' })).toHaveLength(0);
   });
 });
 

@@ -48,6 +48,29 @@ describe('live updates', () => {
     d.close();
   });
 
+  it('counts its places exactly: maxOpen streams, then 503; each one cancelled frees one; a refusal takes none; 0 is off', async () => {
+    // The board's own fetch, no socket, and no look at the ledger within the test (intervalMs 60 s): the answers are the count.
+    const { board, origin } = await start({ live: { intervalMs: 60_000, maxOpen: 2 } });
+    const opened: Response[] = [];
+    const open = async (on = board) => {
+      const r = await on.fetch(new Request(`${origin}${BASE}/live`));
+      opened.push(r);
+      return r.status;
+    };
+    try {
+      expect([await open(), await open(), await open(), await open()]).toEqual([200, 200, 503, 503]);
+      await opened[0]!.body!.cancel();
+      expect([await open(), await open()]).toEqual([200, 503]);
+      await opened[1]!.body!.cancel();
+      await opened[4]!.body!.cancel();
+      expect([await open(), await open(), await open()]).toEqual([200, 200, 503]);
+      const off = await start({ live: { maxOpen: 0 } });
+      expect(await open(off.board)).toBe(503);
+    } finally {
+      for (const r of opened) await r.body?.cancel().catch(() => {});
+    }
+  });
+
   it('ends quietly when the browser leaves while the ledger is still answering', async () => {
     const { origin, receiver, deliver } = await start({ live: { intervalMs: 20, maxOpen: 1 } });
     await deliver(eventBody('ref_old'));
@@ -63,6 +86,7 @@ describe('live updates', () => {
       return list(q);
     };
     const stream = await openLive(`${origin}${BASE}/live`);
+    expect(stream.status).toBe(200); // else no look ever asks the ledger, and the wait below never ends
     await askedOnce;
     stream.close();
     ledger.list = list;
