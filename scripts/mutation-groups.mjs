@@ -45,10 +45,42 @@ export const MUTATION_GROUPS = {
       'packages/core/test/{memory-ledger,memory-store-warning,fast-path}.test.ts',
     ],
   },
-  // The board's guard and escaping (issue 36): a silent break here lets a cross-site post act, or a stranger's markup run.
+  // The board, all of it (issues 36, 52): a silent break here lets a cross-site post act, a stranger's markup run, or one account see another's.
   board: {
-    mutate: ['packages/board/src/{guard,html}.ts'],
-    tests: ['packages/board/test/{guard,board,live,mounts}.test.ts'],
+    mutate: ['packages/board/src/**/*.ts', '!packages/board/src/index.ts'],
+    tests: ['packages/board/test/*.test.ts'],
+  },
+  // The ledger (issue 52): erase, the replay check, dead letters, an account's view, and the memory ledger's retention.
+  ledger: {
+    mutate: ['packages/core/src/ledger/*.ts', 'packages/core/src/storage/memory-ledger.ts'],
+    tests: ['packages/core/test/{ledger,memory-ledger,accounts-ledger,ledger-public-endpoint}.test.ts'],
+  },
+  // The ordering guard and the record check (issue 52): a break runs a refund before its payment, or an event the service disowns.
+  order: {
+    mutate: ['packages/core/src/steps/{order-guard,record-check}.ts'],
+    tests: [
+      'packages/core/test/{claim-and-run,options,order-guard,record-check}.test.ts',
+      'test/{ordering,ordering-accounts,ordering-truth}.test.ts',
+    ],
+  },
+  // The claim paths of the newer stores (issue 52); their Lua, SQL and DynamoDB expressions, and the Durable Object, by hand (scripts/hand-mutants.mjs).
+  claims: {
+    mutate: [
+      'packages/store-sqlite/src/{claims,sqlite-store}.ts',
+      'packages/store-dynamodb/src/dynamodb-store.ts',
+      'packages/store-upstash/src/upstash-store.ts',
+      'packages/store-redis/src/scripted-store.ts',
+    ],
+    tests: [
+      'packages/store-sqlite/test/{store-sqlite,node-sqlite}.test.ts',
+      'packages/store-dynamodb/test/store-dynamodb.test.ts',
+      'packages/store-upstash/test/store-upstash.test.ts',
+    ],
+  },
+  // What a stranger's text goes through on its way to a terminal or a page (issue 52).
+  escaping: {
+    mutate: ['packages/core/src/base/escape-text.ts', 'packages/reference/src/pages/html.ts'],
+    tests: ['packages/core/test/escape-text.test.ts', 'packages/reference/test/pages.test.ts'],
   },
 };
 

@@ -141,11 +141,16 @@ export function storeConformance(name: string, subject: StoreUnderTest): void {
       expect(await store.complete('never-claimed-' + k, c.token)).toBe(false);
     });
 
-    it('lets a claim be taken over once its lease expires, and fences the old token', async () => {
+    it('lets a claim be taken over once its lease expires, and fences the old token before and after', async () => {
       const k = key();
       const old = await store.claim(k, 150);
       if (old.status !== 'claimed') throw new Error('expected a claim');
       await elapse(300);
+      // A lapsed token acts on nothing, even before anyone takes the key over: its process may be
+      // alive but stalled past its lease, and another may be about to run the event.
+      expect(await store.extend(k, old.token, 5_000)).toBe(false);
+      expect(await store.release(k, old.token)).toBe(false);
+      expect(await store.complete(k, old.token)).toBe(false);
       // A lapsed claim reads as given up, so that no one waits for a process that is gone.
       expect(await store.get(k)).toEqual({ state: 'released', attempt: 1 });
       const next = await store.claim(k, 5_000);

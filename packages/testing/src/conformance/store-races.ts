@@ -43,8 +43,11 @@ export function storeRaces({ subject, store, open, key, lapse }: StoreCases): vo
       claimed.push({ k, token: c.token });
     }
     await free(claimed);
-    for (const { k } of claimed) {
-      const results = await race(k, 20);
+    // The first key raced alone, the rest at once: a store that writes the claims arriving together
+    // as one (Postgres) takes both paths.
+    const [first, ...rest] = claimed.map(({ k }) => k);
+    const raced = [await race(first!, 20), ...(await Promise.all(rest.map((k) => race(k, 20))))];
+    for (const results of raced) {
       expect(results.filter((r) => r.status === 'claimed')).toEqual([expect.objectContaining({ attempt: 2 })]);
       expect(results.filter((r) => r.status === 'in-progress')).toHaveLength(19);
     }
