@@ -20,6 +20,7 @@ export default defineConfig({
       'test/blackbox/client-vs-sdk-fixtures.test.ts',
       'packages/reference/test/{api,in-process,page-guard,pages,providers,state,state-file}.test.ts',
       'test/security/ssrf.test.ts',
+      'test/mutation-groups.test.ts',
     ],
     // Runs a plain Node script as a child process (issue 30's exit code).
     exclude: [...configDefaults.exclude, 'packages/core/test/stranger.test.ts'],
