@@ -7,7 +7,8 @@
  * runs the `tests` named (they must fail), and puts the file back.
  *
  * `from` must occur exactly once in `file`; `build` names a package to rebuild around the mutant,
- * for tests that load its dist/ (the Worker bundle).
+ * for tests that load its dist/ (the Worker bundle, child processes); `project` is the vitest
+ * project the tests belong to (default `payhook`; `alone` for the timing and load files).
  */
 const REDIS = 'packages/store-redis/src/lua.ts';
 const REDIS_TESTS = ['packages/store-redis/test/store-redis.test.ts'];
@@ -21,7 +22,7 @@ const DYNAMO_TESTS = ['packages/store-dynamodb/test/store-dynamodb.test.ts'];
 const DO = 'packages/store-durable-object/src/store-object.ts';
 const DO_TESTS = ['test/runtimes/durable-object.test.ts'];
 
-/** @type {Record<string, { file: string, from: string, to: string, why: string, tests: string[], build?: string }[]>} */
+/** @type {Record<string, { file: string, from: string, to: string, why: string, tests: string[], build?: string, project?: string }[]>} */
 export const HAND_MUTANTS = {
   claims: [
     // Redis (and Upstash, which runs the same scripts).
@@ -201,6 +202,15 @@ export const HAND_MUTANTS = {
       why: 'the purge deletes live records',
       from: 'WHERE expires_at <= ? LIMIT ?',
       to: 'WHERE expires_at >= ? LIMIT ?',
+    },
+    {
+      file: 'packages/store-sqlite/src/sqlite-store.ts',
+      tests: ['test/multi-process.test.ts'],
+      project: 'alone',
+      build: '@payhook/store-sqlite',
+      why: 'a claim outside a write transaction: two processes on one file both win',
+      from: 'transaction: (fn) => inTransaction(db, fn) }',
+      to: 'transaction: (fn) => fn() }',
     },
     // DynamoDB.
     {

@@ -6,8 +6,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { HAND_MUTANTS } from './hand-mutants.mjs';
 
 /** The exit status of the named test files' run, on the newest peers, services required. */
-const vitest = (tests) =>
-  spawnSync('npx', ['vitest', 'run', '--project', 'payhook', '--bail', '1', ...tests], {
+const vitest = (tests, project = 'payhook') =>
+  spawnSync('npx', ['vitest', 'run', '--project', project, '--bail', '1', ...tests], {
     stdio: 'ignore',
     env: { ...process.env, PAYHOOK_REQUIRE_SERVICES: '1' },
   }).status;
@@ -18,8 +18,9 @@ export function runHandMutants(group) {
   const mutants = HAND_MUTANTS[group] ?? [];
   if (mutants.length === 0) return true;
   // A mutant counts as killed only when its tests pass without it.
-  for (const tests of new Set(mutants.map((m) => m.tests.join(' ')))) {
-    if (vitest(tests.split(' ')) !== 0)
+  for (const run of new Set(mutants.map((m) => `${m.project ?? 'payhook'} ${m.tests.join(' ')}`))) {
+    const [project, ...tests] = run.split(' ');
+    if (vitest(tests, project) !== 0)
       throw new Error(`[payhook] ${tests} fail without any mutant; make them pass before judging mutants by them.`);
   }
   const files = {};
@@ -46,7 +47,7 @@ export function runHandMutants(group) {
       writeFileSync(m.file, original.slice(0, at) + m.to + original.slice(at + m.from.length));
       if (m.build && pnpm(['--filter', m.build, 'build']).status !== 0)
         throw new Error(`[payhook] could not build ${m.build} with hand mutant ${i + 1}.`);
-      status = vitest(m.tests) === 0 ? 'Survived' : 'Killed';
+      status = vitest(m.tests, m.project) === 0 ? 'Survived' : 'Killed';
     } finally {
       restore();
       process.off('SIGINT', onSignal);

@@ -12,7 +12,7 @@ import { MUTATION_GROUPS } from '../scripts/mutation-groups.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 type Group = { mutate: string[]; tests: string[] };
-type HandMutant = { file: string; from: string; to: string; why: string; tests: string[]; build?: string };
+type HandMutant = { file: string; from: string; to: string; why: string; tests: string[]; build?: string; project?: string };
 const groups = MUTATION_GROUPS as Record<string, Group>;
 const hand = HAND_MUTANTS as Record<string, HandMutant[]>;
 

@@ -121,6 +121,25 @@ describe("what authorize may answer about the viewer's account", () => {
     },
   );
 
+  it('the log says what authorize answered, quoted and cut to 80 characters, so that the app’s bug can be found', async () => {
+    const shown: Record<string, unknown> = {
+      '"../acct_A"': { user: 'u', account: '../acct_A' },
+      [`"${'y'.repeat(80)}"`]: { user: 'u', account: 'y'.repeat(200) },
+      '""': { user: 'u', account: '' },
+      '42': { user: 'u', account: 42 },
+      null: { user: 'u', account: null },
+    };
+    const { origin, audit } = await start({ board: { authorize: (request) => shown[request.headers.get('x-answer')!] as never } });
+    for (const name of Object.keys(shown)) {
+      const r = await fetch(`${origin}${BASE}/`, { headers: { 'x-answer': name } });
+      expect([name, r.status]).toEqual([name, 500]);
+      expect([name, audit.filter((l) => l.level === 'error').at(-1)!.message]).toEqual([
+        name,
+        `[@payhook/board] a board request failed: TypeError: [@payhook/board] authorize answered { user, account: ${name} }: account must be the account's name (1 to 64 letters, digits, _ or -), as the receiver's accounts.resolve knows it; leave it out only for the platform's own staff, who see every account.`,
+      ]);
+    }
+  });
+
   it('an account on a receiver that serves one account is the app’s bug too: 500, logged', async () => {
     const { origin, audit } = await startSingle({ authorize: () => ({ user: 'u', account: 'acct_A' }) });
     expect((await fetch(`${origin}${BASE}/`)).status).toBe(500);

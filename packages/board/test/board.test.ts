@@ -17,6 +17,67 @@ describe('mounting', () => {
     expect(() => createBoard({ receiver, basePath: 'board', authorize: () => ({ user: 'a' }) })).toThrow(/basePath must be/);
   });
 
+  it('checks each option, and says what it takes', () => {
+    const receiver = createReceiver({ secret: 's', store: memoryStore({ ledger: true }) });
+    const authorize = () => ({ user: 'a' });
+    const made = (options: Record<string, unknown>) => () => createBoard({ receiver, basePath: '/board', authorize, ...options } as never);
+    expect(made({ receiver: undefined })).toThrow('[@payhook/board] createBoard needs the receiver createReceiver() made, as `receiver`.');
+    expect(made({ receiver: { replay: () => {} } })).toThrow('[@payhook/board] createBoard needs the receiver createReceiver() made, as `receiver`.');
+    expect(made({ receiver: { store: receiver.store } })).toThrow('createBoard needs the receiver createReceiver() made');
+    for (const basePath of ['board', '/a b', '/a//b', '//a', '/<x>', 42, undefined])
+      expect(made({ basePath })).toThrow(
+        `[@payhook/board] basePath must be the path the board is mounted at, starting with /, such as '/admin/payments'; got ${JSON.stringify(basePath)}.`,
+      );
+    for (const pageSize of [0, 201, 1.5, Number.NaN])
+      expect(made({ pageSize })).toThrow(
+        new RangeError(`[@payhook/board] pageSize must be a whole number from 1 to 200; got ${pageSize}. Leave it unset for 50.`),
+      );
+    for (const live of [{ intervalMs: 9 }, { intervalMs: Number.POSITIVE_INFINITY }, { maxOpen: -1 }, { maxOpen: 1.5 }])
+      expect(made({ live })).toThrow(
+        new RangeError(
+          `[@payhook/board] live.intervalMs must be at least 10 ms and live.maxOpen a whole number (0 turns live updates off); got ${JSON.stringify(live)}. Leave them unset for 1,000 ms and 20.`,
+        ),
+      );
+    // The edges are taken; a trailing slash is the same mount.
+    for (const options of [{ pageSize: 1 }, { pageSize: 200 }, { live: { intervalMs: 10, maxOpen: 0 } }, { basePath: '' }, { basePath: '/' }])
+      expect(made(options)).not.toThrow();
+    expect(createBoard({ receiver, basePath: '/a-b_c.d/~e/', authorize }).basePath).toBe('/a-b_c.d/~e');
+    expect(createBoard({ receiver, basePath: '/', authorize }).basePath).toBe('');
+  });
+
+  it('pages as many records as pageSize says, 50 unless set', async () => {
+    const { origin, deliver } = await start();
+    for (let i = 0; i < 51; i++) await deliver(eventBody(`ref_${i}`));
+    const rows = (text: string) => text.match(/<tr data-id=/g)?.length;
+    expect(rows((await getPage(origin, `${BASE}/`)).text)).toBe(50);
+    const one = await start({ pageSize: 1 });
+    await one.deliver(eventBody('ref_a'));
+    await one.deliver(eventBody('ref_b'));
+    expect(rows((await getPage(one.origin, `${BASE}/`)).text)).toBe(1);
+  });
+
+  it('at the root of a site (basePath \'/\'), links its list as / and sets its cookie for /', async () => {
+    const { origin } = await start({ basePath: '/' });
+    const page = await getPage(origin, '/');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<h1><a href="/">payhook deliveries</a></h1>');
+    expect(page.text).toContain('<link rel="stylesheet" href="/assets/board.css">');
+    expect(page.headers.getSetCookie()[0]).toMatch(/; Path=\/; HttpOnly; SameSite=Strict$/);
+  });
+
+  it('sets its token cookie once, on a page only, and Secure when the page came over https', async () => {
+    const { board, origin } = await start();
+    const first = await getPage(origin, `${BASE}/`);
+    expect(first.cookie).toMatch(/^payhook_board=[\w-]{43}$/);
+    // With the cookie: no new one, and its token is the forms'.
+    const again = await getPage(origin, `${BASE}/confirm?action=retry-all`, first.cookie);
+    expect([again.headers.getSetCookie(), formToken(again.text)]).toEqual([[], first.cookie!.slice('payhook_board='.length)]);
+    for (const path of ['/assets/board.css', '/chart.svg', '/nope'])
+      expect([path, (await getPage(origin, `${BASE}${path}`)).headers.getSetCookie().length]).toEqual([path, path === '/nope' ? 1 : 0]);
+    const secure = await board.fetch(new Request(`https://shop.example${BASE}/`));
+    expect(secure.headers.getSetCookie()[0]).toMatch(/^payhook_board=[\w-]{43}; Path=\/admin\/payments; HttpOnly; SameSite=Strict; Secure$/);
+  });
+
   it('answers 401 to whom authorize says no, the app’s own answer when it gives one, and 404 outside its path', async () => {
     const { origin } = await start({
       authorize: (request) =>

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { manualClock } from '@payhook/testing';
 import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/guard.js';
 import { escapeHtml, html, lines } from '../src/html.js';
-import { BASE, boardApps, eventBody, formToken, getPage } from './board-app.js';
+import { createReceiver, memoryStore } from '@payhook/core';
+import { createBoard } from '@payhook/board';
+import { BASE, boardApps, eventBody, formToken, getPage, SECRET } from './board-app.js';
 
 const TOKEN = 'A'.repeat(42) + 'b';
 const post = (headers: Record<string, string>, url = 'http://shop.example/admin/payments/actions/replay') =>
@@ -94,6 +96,19 @@ describe('a post may act', () => {
     }
     expect(await receiver.store.ledger!.list({ reference: 'ref_keep' })).toHaveLength(1);
     expect(audit.filter((l) => l.fields.board?.refused !== undefined)).toHaveLength(2);
+    // Each refusal is a warning naming who, what and why, for the support person reading the log.
+    expect(audit.at(-1)).toEqual({
+      level: 'warn',
+      fields: {
+        board: {
+          user: 'ada@shop.example',
+          account: undefined,
+          action: 'erase',
+          refused: 'a post without the page’s token (reload the board and try again)',
+        },
+      },
+      message: '[@payhook/board] ada@shop.example: refused a post without the page’s token (reload the board and try again)',
+    });
     // The page's own token, whole: it acts.
     expect((await erase(token)).status).toBe(303);
     expect(await receiver.store.ledger!.list({ reference: 'ref_keep' })).toHaveLength(0);
@@ -141,6 +156,43 @@ describe('a form', () => {
     const read = readForm(trickle, { ms: 5000, clock });
     await clock.advance(5000);
     expect(await read).toBe('too-slow');
+  });
+
+  it('is read whatever the case of its type, as a browser may send it', async () => {
+    const read = await readForm(streamed(['csrf=abc'], { 'content-type': 'Application/X-WWW-Form-URLEncoded;Charset=UTF-8' }));
+    expect(Object.fromEntries(read as URLSearchParams)).toEqual({ csrf: 'abc' });
+  });
+
+  it('posted to the board slower than the receiver’s body deadline is answered 408, and nothing is done', async () => {
+    const clock = manualClock(Date.now());
+    const audit: unknown[] = [];
+    const receiver = createReceiver({
+      secret: SECRET,
+      store: memoryStore({ ledger: true }),
+      clock,
+      bodyTimeoutMs: 2000,
+      logger: (...line) => audit.push(line),
+    });
+    const board = createBoard({ receiver, basePath: BASE, authorize: () => ({ user: 'ada@shop.example' }) });
+    const trickle = new Request(`http://127.0.0.1${BASE}/actions/retry-all`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `payhook_board=${TOKEN}` },
+      body: new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(`csrf=${TOKEN.slice(0, 10)}`)) }),
+      duplex: 'half',
+    } as RequestInit);
+    const answer = board.fetch(trickle);
+    // Once the board waits on the form (the deadline's timer is set), its time runs out.
+    while (clock.pending() === 0) await new Promise((resolve) => setImmediate(resolve));
+    await clock.advance(1999);
+    expect(clock.pending()).toBe(1);
+    await clock.advance(1);
+    const r = await answer;
+    expect([r.status, await r.text(), r.headers.get('content-type')]).toEqual([
+      408,
+      'The form did not arrive in time.\n',
+      'text/plain; charset=utf-8',
+    ]);
+    expect(audit).toEqual([]);
   });
 
   it('with no body is an empty form', async () => {

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import type { LedgerEntry } from '@payhook/core';
+import { liveRow } from '../src/live.js';
 import { perMinute } from '../src/views/chart.js';
 import { BASE, boardApps, eventBody, formToken, getPage } from './board-app.js';
 import { openLive } from './sse.js';
@@ -108,6 +110,174 @@ describe('live updates', () => {
     expect(next.events.map((e) => e.data.reference)).toEqual(['ref_old', 'ref_new']);
     expect(stream.events).toEqual([]);
     next.close();
+  });
+});
+
+describe('a live stream, as the browser reads it', () => {
+  /** The stream's text as it comes, through the board's own fetch: `until` reads on until it holds `text`. */
+  const raw = async (response: Response) => {
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const until = async (wanted: string) => {
+      while (!text.includes(wanted)) {
+        const chunk = await reader.read();
+        if (chunk.done) throw new Error(`the stream ended without ${JSON.stringify(wanted)}: ${JSON.stringify(text)}`);
+        text += decoder.decode(chunk.value, { stream: true });
+      }
+      return text;
+    };
+    return { until, reader, cancel: () => reader.cancel() };
+  };
+
+  it('opens with how long the browser waits before the next stream, then sends each delivery as an event with its id', async () => {
+    const { board, origin, deliver, receiver } = await start({ live: { intervalMs: 25 } });
+    const stream = await raw(await board.fetch(new Request(`${origin}${BASE}/live`)));
+    expect(await stream.until('\n\n')).toBe('retry: 25\n: live\n\n');
+    await deliver(eventBody('ref_sent'));
+    const [entry] = await receiver.store.ledger!.list({});
+    const text = await stream.until('"ref_sent"');
+    expect(text).toContain(
+      `id: ${entry!.id}\nevent: delivery\ndata: ${JSON.stringify(liveRow({ settings: { basePath: BASE } } as never, entry!))}\n\n`,
+    );
+    await stream.cancel();
+  });
+
+  it('after a reconnect, sends only what came after the last event the browser got (Last-Event-ID before the page’s `after`)', async () => {
+    const { origin, deliver, receiver } = await start({ live: { intervalMs: 20 } });
+    for (const r of ['ref_1', 'ref_2', 'ref_3']) await deliver(eventBody(r));
+    const [third, second, first] = await receiver.store.ledger!.list({});
+    const stream = await openLive(`${origin}${BASE}/live?after=${first!.id}`, { 'last-event-id': second!.id });
+    await deliver(eventBody('ref_4'));
+    const events = await stream.until(2);
+    expect(events.map((e) => e.data.reference)).toEqual(['ref_3', 'ref_4']);
+    expect(events[0]!.id).toBe(third!.id);
+    stream.close();
+  });
+
+  it('with a merchant reference filter, sends only the deliveries whose bodies name it', async () => {
+    const { origin, deliver } = await start({ live: { intervalMs: 20 } });
+    const stream = await openLive(`${origin}${BASE}/live?merchant=order-4711`);
+    await deliver(eventBody('ref_other', { merchantReference: 'order-4712' }));
+    await deliver(eventBody('ref_mine', { merchantReference: 'order-4711' }));
+    await deliver(eventBody('ref_mine_too', { merchantReference: 'order-4711' }));
+    await stream.until(2);
+    expect(stream.events.map((e) => e.data.reference)).toEqual(['ref_mine', 'ref_mine_too']);
+    stream.close();
+  });
+
+  it('keeps the page’s From time: what came before it is not sent, even within the look-back', async () => {
+    const { origin, deliver, receiver } = await start({ live: { intervalMs: 20 } });
+    await deliver(eventBody('ref_before'));
+    const [before] = await receiver.store.ledger!.list({});
+    // A record received after the first one's millisecond (the From time below).
+    let after = before!;
+    while (after.receivedAt === before!.receivedAt) {
+      await deliver(eventBody('ref_after'));
+      after = (await receiver.store.ledger!.list({ reference: 'ref_after' }))[0]!;
+    }
+    const since = new Date(before!.receivedAt + 1).toISOString();
+    const stream = await openLive(`${origin}${BASE}/live?since=${since}`);
+    const [event] = await stream.until(1);
+    expect(event!.data.reference).toBe('ref_after');
+    stream.close();
+  });
+
+  it('says so in a comment when the ledger does not answer, and goes on sending once it does', async () => {
+    const { board, origin, deliver, receiver } = await start({ live: { intervalMs: 20 } });
+    const ledger = receiver.store.ledger!;
+    const list = ledger.list.bind(ledger);
+    let failures = 1;
+    ledger.list = async (q) => {
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('connection reset');
+      }
+      return list(q);
+    };
+    const stream = await raw(await board.fetch(new Request(`${origin}${BASE}/live`)));
+    expect(await stream.until(': the ledger did not answer; trying again\n\n')).not.toContain('connection reset');
+    await deliver(eventBody('ref_later'));
+    expect(await stream.until('"ref_later"')).toContain('event: delivery\n');
+    await stream.cancel();
+  });
+
+  it('ends after five minutes, freeing its place; the browser then opens the next', async () => {
+    const { board, origin } = await start({ live: { intervalMs: 60_000, maxOpen: 1 } });
+    const open = () => board.fetch(new Request(`${origin}${BASE}/live`));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const first = await open();
+      const stream = await raw(first);
+      await stream.until('\n\n');
+      await vi.advanceTimersByTimeAsync(4 * 60_000);
+      const meanwhile = await open();
+      expect(meanwhile.status).toBe(503);
+      await vi.advanceTimersByTimeAsync(60_000 - 1);
+      expect((await open()).status).toBe(503);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await stream.reader.read()).toEqual({ done: true, value: undefined });
+      const next = await open();
+      expect(next.status).toBe(200);
+      await next.body!.cancel();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives the page’s script each row’s plain values: late outcome, dead letter, attempt, time taken', () => {
+    const entry: LedgerEntry = {
+      id: '0000000000a-late',
+      receivedAt: Date.UTC(2026, 10, 27, 5, 30, 20, 400),
+      source: 'replay',
+      account: 'acct_A',
+      reference: 'ref_late',
+      event: 'payment.success',
+      outcome: 'accepted',
+      status: 202,
+      durationMs: 12.6,
+      attempt: 2,
+      signature: 'valid',
+      late: { outcome: 'rejected', durationMs: 40 },
+      deadLetter: { reason: 'rejected', at: 0, retriedBy: '0000000000b-next' },
+    } as LedgerEntry;
+    const settings = { basePath: BASE } as never;
+    expect(liveRow({ settings }, entry)).toEqual({
+      id: '0000000000a-late',
+      href: `${BASE}/deliveries/0000000000a-late`,
+      account: 'acct_A',
+      receivedAt: '2026-11-27 05:30:20 UTC',
+      reference: 'ref_late',
+      event: 'payment.success · replay',
+      outcome: 'accepted',
+      tone: 'warn',
+      late: 'rejected',
+      lateTone: 'bad',
+      deadLetter: 'dead letter, retried',
+      status: 202,
+      attempt: '2',
+      signature: 'valid',
+      took: '13 ms',
+    });
+    const plain = {
+      ...entry,
+      account: undefined,
+      reference: undefined,
+      event: undefined,
+      source: 'webhook',
+      late: undefined,
+      attempt: undefined,
+    };
+    expect(liveRow({ settings }, { ...plain, deadLetter: { reason: 'rejected', at: 0 } } as LedgerEntry)).toMatchObject({
+      account: '',
+      reference: '',
+      event: '',
+      late: '',
+      lateTone: '',
+      deadLetter: 'dead letter',
+      attempt: '',
+    });
+    expect(liveRow({ settings }, { ...plain, deadLetter: undefined } as LedgerEntry).deadLetter).toBe('');
   });
 });
 

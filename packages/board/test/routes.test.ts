@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Authorization } from '@payhook/board';
 import { ACTIONS } from '../src/actions.js';
+import { SCRIPT, STYLE } from '../src/assets.js';
+import { SECURITY_HEADERS } from '../src/guard.js';
 import { ROUTES } from '../src/routes.js';
 import { BASE, boardApps, eventBody } from './board-app.js';
 
@@ -96,5 +98,128 @@ describe('authorize, over every route', () => {
       await r.body?.cancel(); // the live stream's too
       expect([name, r.status]).not.toEqual([name, 401]);
     }
+  });
+});
+
+describe('what no route serves', () => {
+  /** A post the board's own page would send, token and all: were it routed to an action, it would act. */
+  const post = (origin: string, path: string) =>
+    new Request(`${origin}${BASE}${path}`, {
+      method: 'POST',
+      headers: {
+        cookie: `payhook_board=${TOKEN}`,
+        origin,
+        'sec-fetch-site': 'same-origin',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ csrf: TOKEN, reference: 'ref_kept' }),
+    });
+
+  it('a path that only looks like a page is 404, the board’s own page with its headers', async () => {
+    const app = await start();
+    const misses = [
+      '/x/',
+      '/x',
+      '/assets/board.cssx',
+      '/x/assets/board.css',
+      '/assets/board.jsx',
+      '/x/assets/board.js',
+      '/chart.svgx',
+      '/x/chart.svg',
+      '/livex',
+      '/x/live',
+      '/deliveries/a/b',
+      '/x/deliveries/a',
+      '/deliveries/',
+      '/confirmx?action=erase&reference=r',
+      '/x/confirm?action=erase&reference=r',
+      '/confirm',
+      '/confirm?action=nope',
+      '/confirm?action=constructor',
+      '/actions/erase',
+    ];
+    for (const path of misses) {
+      const r = await app.board.fetch(new Request(`${app.origin}${BASE}${path}`));
+      const text = await r.text();
+      expect([
+        path,
+        r.status,
+        r.headers.get('content-type'),
+        /<h2>Not found<\/h2><p class="notice error" role="alert">([^<]*)</.exec(text)?.[1],
+      ]).toEqual([path, 404, 'text/html; charset=utf-8', 'The board has no such page.']);
+      expect([path, r.headers.get('content-security-policy'), r.headers.get('x-frame-options')]).toEqual([
+        path,
+        expect.stringContaining("default-src 'none'"),
+        'DENY',
+      ]);
+    }
+  });
+
+  it('a post to no action, or to a path that only looks like one, is 405 with what is allowed, and does nothing', async () => {
+    const app = await start();
+    await app.deliver(eventBody('ref_kept'));
+    for (const path of [
+      '/actions/nope',
+      '/actions/constructor',
+      '/actions/erase/x',
+      '/x/actions/erase',
+      '/actions/',
+      '/actions/erase%20',
+      '/',
+    ]) {
+      const r = await app.board.fetch(post(app.origin, path));
+      expect([path, r.status, r.headers.get('allow'), await r.text()]).toEqual([path, 405, 'GET, HEAD, POST', 'Not allowed.\n']);
+      expect([path, r.headers.get('x-content-type-options')]).toEqual([path, 'nosniff']);
+    }
+    // Another method on a page is no page either.
+    const put = await app.board.fetch(new Request(`${app.origin}${BASE}/`, { method: 'PUT' }));
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'GET, HEAD, POST']);
+    expect(await app.receiver.store.ledger!.list({ reference: 'ref_kept' })).toHaveLength(1);
+    expect(app.audit.filter((l) => l.fields.board !== undefined)).toEqual([]);
+    // The same post to the action itself erases: the misses above were not refused for want of a token.
+    expect((await app.board.fetch(post(app.origin, '/actions/erase'))).status).toBe(303);
+    expect(await app.receiver.store.ledger!.list({ reference: 'ref_kept' })).toHaveLength(0);
+  });
+
+  it('a delivery’s id is read percent-decoded, and one that does not decode is named as it came', async () => {
+    const app = await start();
+    await app.deliver(eventBody('ref_one'));
+    const [entry] = await app.receiver.store.ledger!.list({});
+    const encoded = entry!.id.replace(/[a-z0-9]/, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+    expect(encoded).not.toBe(entry!.id);
+    const found = await app.board.fetch(new Request(`${app.origin}${BASE}/deliveries/${encoded}`));
+    expect([found.status, (await found.text()).includes(`<h2>Delivery <code class="value">${entry!.id}</code></h2>`)]).toEqual([200, true]);
+    const broken = await app.board.fetch(new Request(`${app.origin}${BASE}/deliveries/%E0%A4%A`));
+    expect([broken.status, (await broken.text()).includes('There is no delivery %E0%A4%A in the ledger')]).toEqual([404, true]);
+  });
+
+  it('a confirmation on a read-only board is 403, and says the board is read-only for this viewer', async () => {
+    const app = await start({ readOnly: true });
+    await app.deliver(eventBody('ref_ro'));
+    const r = await app.board.fetch(new Request(`${app.origin}${BASE}/confirm?action=erase&reference=ref_ro`));
+    const text = await r.text();
+    expect(r.status).toBe(403);
+    expect(text).toContain(
+      '<h2>Read-only</h2><p class="notice error" role="alert">This board is read-only for you: it shows deliveries, and acts on none.</p>',
+    );
+    expect(text).not.toContain('name="csrf"');
+    // A viewer authorize says is read-only, on a board that is not.
+    const viewer = await start({ authorize: () => ({ user: 'ro@shop.example', readOnly: true }) });
+    const theirs = await viewer.board.fetch(new Request(`${viewer.origin}${BASE}/confirm?action=retry-all`));
+    expect([theirs.status, (await theirs.text()).includes('ro@shop.example (read-only)')]).toEqual([403, true]);
+  });
+
+  it('serves the stylesheet and the script whole, under the board’s headers', async () => {
+    const app = await start();
+    for (const [path, body, type] of [
+      ['/assets/board.css', STYLE, 'text/css; charset=utf-8'],
+      ['/assets/board.js', SCRIPT, 'text/javascript; charset=utf-8'],
+    ] as const) {
+      const r = await app.board.fetch(new Request(`${app.origin}${BASE}${path}`));
+      expect([path, r.status, r.headers.get('content-type'), await r.text()]).toEqual([path, 200, type, body]);
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect([path, name, r.headers.get(name)]).toEqual([path, name, value]);
+    }
+    expect(STYLE).toMatch(/^:root\{/);
+    expect(SCRIPT).toMatch(/^\(function\(\)\{'use strict';/);
   });
 });
