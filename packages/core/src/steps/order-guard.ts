@@ -94,7 +94,7 @@ export function createOrderGuard(s: OrderGuardSettings) {
     try {
       record = await client.transactions.retrieve(event.reference);
     } catch (error) {
-      const status = (error as { status?: number }).status;
+      const status = (error as { status?: number } | null | undefined)?.status;
       return reportOf(status === 404 ? 'mismatch' : 'verify-unavailable', { error });
     }
     const refused = judgeRecord(event, record);

@@ -29,7 +29,8 @@ export async function checkRecord(
         : await transactions.retrieve(event.reference);
   } catch (error) {
     // 404 (not this account's) is the service's answer; anything else may pass.
-    const status = (error as { status?: number }).status;
+    // A client of the merchant's own may reject with anything, undefined too: that is the service not answering.
+    const status = (error as { status?: number } | null | undefined)?.status;
     return reportOf(status === 400 || status === 404 ? 'mismatch' : 'verify-unavailable', { error });
   }
   return judgeRecord(event, ctx.record);
