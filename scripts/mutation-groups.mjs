@@ -59,7 +59,7 @@ export const MUTATION_GROUPS = {
   // The ledger (issue 52): erase, the replay check, dead letters, an account's view, and the memory ledger's retention.
   ledger: {
     mutate: ['packages/core/src/ledger/*.ts', 'packages/core/src/storage/memory-ledger.ts'],
-    tests: ['packages/core/test/{ledger,memory-ledger,accounts-ledger,ledger-public-endpoint}.test.ts'],
+    tests: ['packages/core/test/{ledger,memory-ledger,accounts-ledger,ledger-public-endpoint,ledger-replay,ledger-erase}.test.ts'],
   },
   // The ordering guard and the record check (issue 52): a break runs a refund before its payment, or an event the service disowns.
   order: {

@@ -22,7 +22,9 @@ describe('mounting', () => {
     const authorize = () => ({ user: 'a' });
     const made = (options: Record<string, unknown>) => () => createBoard({ receiver, basePath: '/board', authorize, ...options } as never);
     expect(made({ receiver: undefined })).toThrow('[@payhook/board] createBoard needs the receiver createReceiver() made, as `receiver`.');
-    expect(made({ receiver: { replay: () => {} } })).toThrow('[@payhook/board] createBoard needs the receiver createReceiver() made, as `receiver`.');
+    expect(made({ receiver: { replay: () => {} } })).toThrow(
+      '[@payhook/board] createBoard needs the receiver createReceiver() made, as `receiver`.',
+    );
     expect(made({ receiver: { store: receiver.store } })).toThrow('createBoard needs the receiver createReceiver() made');
     for (const basePath of ['board', '/a b', '/a//b', '//a', '/<x>', 42, undefined])
       expect(made({ basePath })).toThrow(
@@ -39,7 +41,13 @@ describe('mounting', () => {
         ),
       );
     // The edges are taken; a trailing slash is the same mount.
-    for (const options of [{ pageSize: 1 }, { pageSize: 200 }, { live: { intervalMs: 10, maxOpen: 0 } }, { basePath: '' }, { basePath: '/' }])
+    for (const options of [
+      { pageSize: 1 },
+      { pageSize: 200 },
+      { live: { intervalMs: 10, maxOpen: 0 } },
+      { basePath: '' },
+      { basePath: '/' },
+    ])
       expect(made(options)).not.toThrow();
     expect(createBoard({ receiver, basePath: '/a-b_c.d/~e/', authorize }).basePath).toBe('/a-b_c.d/~e');
     expect(createBoard({ receiver, basePath: '/', authorize }).basePath).toBe('');
@@ -56,7 +64,7 @@ describe('mounting', () => {
     expect(rows((await getPage(one.origin, `${BASE}/`)).text)).toBe(1);
   });
 
-  it('at the root of a site (basePath \'/\'), links its list as / and sets its cookie for /', async () => {
+  it("at the root of a site (basePath '/'), links its list as / and sets its cookie for /", async () => {
     const { origin } = await start({ basePath: '/' });
     const page = await getPage(origin, '/');
     expect(page.status).toBe(200);
@@ -75,7 +83,9 @@ describe('mounting', () => {
     for (const path of ['/assets/board.css', '/chart.svg', '/nope'])
       expect([path, (await getPage(origin, `${BASE}${path}`)).headers.getSetCookie().length]).toEqual([path, path === '/nope' ? 1 : 0]);
     const secure = await board.fetch(new Request(`https://shop.example${BASE}/`));
-    expect(secure.headers.getSetCookie()[0]).toMatch(/^payhook_board=[\w-]{43}; Path=\/admin\/payments; HttpOnly; SameSite=Strict; Secure$/);
+    expect(secure.headers.getSetCookie()[0]).toMatch(
+      /^payhook_board=[\w-]{43}; Path=\/admin\/payments; HttpOnly; SameSite=Strict; Secure$/,
+    );
   });
 
   it('answers 401 to whom authorize says no, the app’s own answer when it gives one, and 404 outside its path', async () => {

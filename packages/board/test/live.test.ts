@@ -61,6 +61,7 @@ describe('live updates', () => {
     };
     try {
       expect([await open(), await open(), await open(), await open()]).toEqual([200, 200, 503, 503]);
+      expect(await opened[2]!.text()).toBe('Too many live views are open; reload later.\n');
       await opened[0]!.body!.cancel();
       expect([await open(), await open()]).toEqual([200, 503]);
       await opened[1]!.body!.cancel();
@@ -199,6 +200,68 @@ describe('a live stream, as the browser reads it', () => {
     expect(await stream.until(': the ledger did not answer; trying again\n\n')).not.toContain('connection reset');
     await deliver(eventBody('ref_later'));
     expect(await stream.until('"ref_later"')).toContain('event: delivery\n');
+    await stream.cancel();
+  });
+
+  it('frees its place once, and looks no more, when the browser leaves while a look waits on the ledger', async () => {
+    const { board, origin, deliver, receiver } = await start({ live: { intervalMs: 60_000, maxOpen: 1 } });
+    await deliver(eventBody('ref_in_the_lookback'));
+    const ledger = receiver.store.ledger!;
+    const list = ledger.list.bind(ledger);
+    let looks = 0;
+    let release = () => {};
+    let asked = () => {};
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    ledger.list = async (q) => {
+      looks += 1;
+      asked();
+      await new Promise<void>((resolve) => (release = resolve));
+      return list(q);
+    };
+    const open = () => board.fetch(new Request(`${origin}${BASE}/live`));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const opened: Response[] = [];
+    try {
+      const first = await open();
+      await vi.advanceTimersByTimeAsync(60_000);
+      await waiting;
+      await first.body!.cancel();
+      // The look finds a record to send to a stream that is gone, and ends there.
+      release();
+      await vi.advanceTimersByTimeAsync(10 * 60_000);
+      expect(looks).toBe(1);
+      // Its one place is free, and only one: maxOpen is 1.
+      opened.push(await open(), await open());
+      expect(opened.map((r) => r.status)).toEqual([200, 503]);
+    } finally {
+      vi.useRealTimers();
+      for (const r of opened) await r.body?.cancel().catch(() => {});
+    }
+  });
+
+  it('after a reconnect, looks back from the last event the browser got, however long ago: nothing in between is lost', async () => {
+    const { board, origin, deliver, receiver } = await start({ live: { intervalMs: 20 } });
+    await deliver(eventBody('ref_template'));
+    const ledger = receiver.store.ledger!;
+    const [template] = await ledger.list({});
+    const now = Date.now();
+    /** A record received `ago` ms before now, with the id the ledger gives such a record (its time in base 36 first). */
+    const at = (ago: number, reference: string): LedgerEntry => {
+      const receivedAt = now - ago;
+      return { ...template!, id: `${receivedAt.toString(36).padStart(11, '0')}-${reference}`, receivedAt, reference };
+    };
+    const [gotten, missed] = [at(60_000, 'ref_gotten'), at(30_000, 'ref_missed')];
+    await ledger.append([gotten, missed]);
+    const since: (number | undefined)[] = [];
+    const list = ledger.list.bind(ledger);
+    ledger.list = (q) => {
+      since.push(q?.since);
+      return list(q);
+    };
+    // The browser got `gotten` a minute ago, then lost its connection: `missed` came while it was away.
+    const stream = await raw(await board.fetch(new Request(`${origin}${BASE}/live`, { headers: { 'last-event-id': gotten.id } })));
+    expect(await stream.until('"ref_missed"')).not.toContain('"ref_gotten"');
+    expect(since[0]).toBe(gotten.receivedAt - 15_000);
     await stream.cancel();
   });
 

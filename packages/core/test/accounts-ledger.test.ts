@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eraseDeliveries, retryDeadLetters, type LedgerQuery, type Receiver } from '../src/index.js';
 import type { Ledger } from '../src/storage/ledger.js';
+import { accountLedger } from '../src/ledger/account-ledger.js';
 import { platformApp } from './fixtures/platform-app.js';
 
 /**
@@ -114,4 +115,20 @@ describe('an account that is not a name', () => {
       expect(state.runs).toEqual([]);
     },
   );
+});
+
+describe("an account's view of the ledger", () => {
+  it("reads another account's record and a missing one alike, as missing; writes go through to the ledger", async () => {
+    const { ledger, ofB } = await twoAccounts();
+    const mine = accountLedger(ledger, 'acct_B', '[@payhook/board]');
+    expect(await mine.get(ofB[0]!.id)).toEqual(ofB[0]);
+    const [ofA] = await ledger.list({ account: 'acct_A' });
+    expect(await mine.get(ofA!.id)).toBeUndefined();
+    expect(await mine.get('no-such-id')).toBeUndefined();
+    await mine.update(ofB[0]!.id, { deadLetter: { ...ofB[0]!.deadLetter!, retriedBy: 'x' } });
+    expect((await ledger.get(ofB[0]!.id))?.deadLetter?.retriedBy).toBe('x');
+    await mine.append([{ ...ofB[0]!, id: `${ofB[0]!.id}~copy` }]);
+    expect((await ledger.get(`${ofB[0]!.id}~copy`))?.account).toBe('acct_B');
+    expect(await mine.remove([`${ofB[0]!.id}~copy`])).toBe(1);
+  });
 });

@@ -1,5 +1,6 @@
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
+import { errorPage, html, page, seeOther } from '../src/pages/html.js';
 import { merchants, receiver, start, type Started } from './helpers.js';
 
 // The dashboard's list (filters, pages), its reloading while deliveries are under way, and the
@@ -188,5 +189,53 @@ describe('checkout heading', () => {
     const page = await (await service.fetch(new Request(`http://127.0.0.1/checkout/${init.reference}`))).text();
     expect(page).toContain('<h1>Pay <strong id="amount">100.00 ETB</strong> to <span id="merchant">Demo shop</span></h1>');
     service.close();
+  });
+});
+
+// The pieces every page is made of (src/pages/html.ts): what a stranger's text becomes, and the headers each page carries.
+describe('the html tag and the page around it', () => {
+  it('escapes each of & < > " \' in what is interpolated, renders arrays whole, and nothing for null, undefined and false', () => {
+    const hostile = `<img src=x onerror='a("b")'>&amp;`;
+    expect(html`<p title="${hostile}">${hostile}</p>`.value).toBe(
+      '<p title="&lt;img src=x onerror=&#39;a(&quot;b&quot;)&#39;&gt;&amp;amp;">&lt;img src=x onerror=&#39;a(&quot;b&quot;)&#39;&gt;&amp;amp;</p>',
+    );
+    expect(html`<ul>${['<a>', html`<li>b</li>`, ['c', 0]]}</ul>`.value).toBe('<ul>&lt;a&gt;<li>b</li>c0</ul>');
+    expect(html`[${null}|${undefined}|${false}|${0}|${true}|${''}]`.value).toBe('[|||0|true|]');
+    // Markup made by the tag reads as itself wherever it is turned into a string.
+    const made = html`<b>${'<i>'}</b>`;
+    expect([String(made), `${made}`]).toEqual(['<b>&lt;i&gt;</b>', '<b>&lt;i&gt;</b>']);
+  });
+
+  it('serves a page with a policy that allows no script, no sniffing and no caching; it reloads only when asked', async () => {
+    const res = page('A <title>', html`<p>${'body'}</p>`);
+    expect(res.status).toBe(200);
+    expect(Object.fromEntries(res.headers)).toEqual({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy':
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    });
+    const text = await res.text();
+    expect(text).toMatch(
+      /^<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" [^>]*><title>A &lt;title&gt;<\/title><style>/,
+    );
+    expect(text).not.toContain('http-equiv');
+    // The style sheet styles what the pages mark: the boxes, the errors, the hints.
+    const style = /<style>(.*)<\/style>/s.exec(text)?.[1] ?? '';
+    for (const rule of ['.box{', '.error{', '.hint{', '.status{']) expect(style).toContain(rule);
+    expect(text).toMatch(/<\/style><\/head><body><p>body<\/p><\/body><\/html>$/);
+    const refreshing = await page('t', html``, 202, 0.2).text();
+    expect(/<meta http-equiv="refresh" content="([^"]*)">/.exec(refreshing)?.[1]).toBe('1');
+  });
+
+  it('sends a form post on with a 303 to where it goes, and an error as a readable page with its status', async () => {
+    const moved = seeOther('/checkout/T1?error=declined');
+    expect([moved.status, moved.headers.get('location'), await moved.text()]).toEqual([303, '/checkout/T1?error=declined', '']);
+    const missing = errorPage(404, 'Not <found>', html`No ${'<T1>'}: check the link.`);
+    expect([missing.status, missing.headers.get('content-type')]).toEqual([404, 'text/html; charset=utf-8']);
+    expect(await missing.text()).toContain(
+      '<div class="box"><h1>Not &lt;found&gt;</h1><p id="message">No &lt;T1&gt;: check the link.</p></div>',
+    );
   });
 });
