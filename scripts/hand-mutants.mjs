@@ -2,6 +2,8 @@
  * The mutants StrykerJS cannot make (issue 52): breaks inside the Lua, SQL and DynamoDB expressions
  * that decide a claim (Stryker only empties a string, which any test notices), and in the Durable
  * Object, whose code runs in workerd from a bundle that Stryker's instrumented sources never reach.
+ * The board's doors are here too: breaks of its authorization that must fail a test on every run,
+ * whatever Stryker's coverage says.
  * Each is one textual change, written where a bug would run an event twice, lose one, or let a
  * stale token act. `pnpm test:mutation claims` applies them one at a time after Stryker's run,
  * runs the `tests` named (they must fail), and puts the file back.
@@ -22,8 +24,46 @@ const DYNAMO_TESTS = ['packages/store-dynamodb/test/store-dynamodb.test.ts'];
 const DO = 'packages/store-durable-object/src/store-object.ts';
 const DO_TESTS = ['test/runtimes/durable-object.test.ts'];
 
+const BOARD_TESTS = [
+  'packages/board/test/routes.test.ts',
+  'packages/board/test/guard.test.ts',
+  'packages/board/test/accounts-actions.test.ts',
+];
+
 /** @type {Record<string, { file: string, from: string, to: string, why: string, tests: string[], build?: string, project?: string }[]>} */
 export const HAND_MUTANTS = {
+  // The board's doors, also by hand: the breaks issue 52 found passing every test, and one Stryker
+  // reported alive although its test fails on it (a runner's miss: checked here on every run).
+  board: [
+    {
+      file: 'packages/board/src/board.ts',
+      tests: BOARD_TESTS,
+      why: 'a delivery page shown without asking authorize',
+      from: 'const answer = await settings.authorize(request);',
+      to: "const answer = path.startsWith('/deliveries/') ? { user: 'anyone' } : await settings.authorize(request);",
+    },
+    {
+      file: 'packages/board/src/guard.ts',
+      tests: BOARD_TESTS,
+      why: "the token compare keeps only the last character's difference",
+      from: 'diff |= a.charCodeAt(i) ^ b.charCodeAt(i)',
+      to: 'diff = a.charCodeAt(i) ^ b.charCodeAt(i)',
+    },
+    {
+      file: 'packages/board/src/routes.ts',
+      tests: BOARD_TESTS,
+      why: 'a read-only board or viewer acts with the page’s token',
+      from: 'if (!view.canAct) return readOnly(view);',
+      to: 'if (false) return readOnly(view);',
+    },
+    {
+      file: 'packages/board/src/actions.ts',
+      tests: BOARD_TESTS,
+      why: "an account's staff act on the account their form names",
+      from: 'if (view.viewer.account !== undefined || !view.platform) return view.viewer.account;',
+      to: 'if (false) return view.viewer.account;',
+    },
+  ],
   claims: [
     // Redis (and Upstash, which runs the same scripts).
     {

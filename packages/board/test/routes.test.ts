@@ -6,7 +6,7 @@ import { ACTIONS } from '../src/actions.js';
 import { SCRIPT, STYLE } from '../src/assets.js';
 import { SECURITY_HEADERS } from '../src/guard.js';
 import { ROUTES } from '../src/routes.js';
-import { BASE, boardApps, eventBody } from './board-app.js';
+import { BASE, boardApps, eventBody, getPage } from './board-app.js';
 
 const start = boardApps();
 const TOKEN = `${'A'.repeat(42)}b`;
@@ -207,6 +207,28 @@ describe('what no route serves', () => {
     const viewer = await start({ authorize: () => ({ user: 'ro@shop.example', readOnly: true }) });
     const theirs = await viewer.board.fetch(new Request(`${viewer.origin}${BASE}/confirm?action=retry-all`));
     expect([theirs.status, (await theirs.text()).includes('ro@shop.example (read-only)')]).toEqual([403, true]);
+  });
+
+  it('a post with the page’s own token, from a read-only board or viewer, is 403 Read-only, and nothing is done', async () => {
+    const boards = [
+      ['a read-only board', await start({ readOnly: true })],
+      ['a read-only viewer', await start({ authorize: () => ({ user: 'ro@shop.example', readOnly: true }) })],
+    ] as const;
+    for (const [who, app] of boards) {
+      await app.deliver(eventBody('ref_ro'));
+      // The token a page set: a read-only page holds no form, but its cookie is the token any form would carry.
+      const cookie = (await getPage(app.origin, `${BASE}/`)).cookie!;
+      const token = cookie.slice(cookie.indexOf('=') + 1);
+      const r = await app.board.fetch(
+        new Request(`${app.origin}${BASE}/actions/erase`, {
+          method: 'POST',
+          headers: { cookie, origin: app.origin, 'sec-fetch-site': 'same-origin', 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ csrf: token, reference: 'ref_ro' }),
+        }),
+      );
+      expect([who, r.status, (await r.text()).includes('<h2>Read-only</h2>')]).toEqual([who, 403, true]);
+      expect([who, (await app.receiver.store.ledger!.list({ reference: 'ref_ro' })).length]).toEqual([who, 1]);
+    }
   });
 
   it('serves the stylesheet and the script whole, under the board’s headers', async () => {
