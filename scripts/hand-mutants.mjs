@@ -20,7 +20,7 @@ const PG_GROUPED = [...PG_TESTS, 'packages/store-postgres/test/grouped-writes.te
 const SQLITE = 'packages/store-sqlite/src/schema.ts';
 const SQLITE_TESTS = ['packages/store-sqlite/test/store-sqlite.test.ts'];
 const DYNAMO = 'packages/store-dynamodb/src/dynamodb-store.ts';
-const DYNAMO_TESTS = ['packages/store-dynamodb/test/store-dynamodb.test.ts'];
+const DYNAMO_TESTS = ['packages/store-dynamodb/test/store-dynamodb.test.ts', 'packages/store-dynamodb/test/store-dynamodb-paths.test.ts'];
 const DO = 'packages/store-durable-object/src/store-object.ts';
 const DO_TESTS = ['test/runtimes/durable-object.test.ts'];
 

@@ -79,7 +79,7 @@ export const MUTATION_GROUPS = {
     ],
     tests: [
       'packages/store-sqlite/test/{store-sqlite,node-sqlite}.test.ts',
-      'packages/store-dynamodb/test/store-dynamodb.test.ts',
+      'packages/store-dynamodb/test/{store-dynamodb,store-dynamodb-paths}.test.ts',
       'packages/store-upstash/test/store-upstash.test.ts',
     ],
   },

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createReceiver } from '@payhook/core';
 import { sqliteStore } from '@payhook/store-sqlite';
 import { createEvent, signedRequest } from '@payhook/testing';
@@ -128,5 +128,103 @@ describe('sqlite store specifics', () => {
     );
     expect(() => sqliteStore({ path: file(), driver: 'better-sqlite3' })).toThrow(/driver must be better-sqlite3's Database class/);
     expect(() => sqliteStore({ path: file(), driver, retentionMs: -1 })).toThrow(/retentionMs must be a positive number/);
+  });
+});
+
+/** Another connection on the file: what a second program sees. */
+const open = (path: string) =>
+  new (
+    (driver ??
+      (process as unknown as { getBuiltinModule(id: string): { DatabaseSync: unknown } }).getBuiltinModule('node:sqlite')
+        .DatabaseSync) as new (
+      p: string,
+    ) => { exec(sql: string): unknown; prepare(sql: string): { get(): unknown }; close(): unknown }
+  )(path);
+const rows = (path: string) => {
+  const db = open(path);
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM payhook_deliveries').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+};
+
+describe('sqlite store: errors, options and the hourly purge', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it('after close, every call fails naming the call, the key, the file and that the store was closed; close again is a no-op', async () => {
+    const path = file();
+    const store = sqliteStore({ path, driver });
+    await store.close();
+    await expect(store.close()).resolves.toBeUndefined();
+    const calls: [string, string, () => Promise<unknown>][] = [
+      ['claim', 'k', () => store.claim('k', 5_000)],
+      ['complete', 'k', () => store.complete('k', 'tk')],
+      ['release', 'k', () => store.release('k', 'tk')],
+      ['extend', 'k', () => store.extend('k', 'tk', 5_000)],
+      ['read', 'k', () => store.get('k')],
+      ['purge', 'payhook_deliveries', () => store.purgeExpired()],
+    ];
+    for (const [what, key, run] of calls) {
+      const error = (await run().catch((e: Error) => e)) as Error;
+      expect(error.message).toBe(
+        `[@payhook/store-sqlite] could not ${what} "${key}" in ${path} (the store was closed). The receiver answers 503 so the service retries; check that the file is writable and that no other program holds it locked longer than busyTimeoutMs (2000 ms).`,
+      );
+      expect((error.cause as Error).message).toBe('the store was closed');
+    }
+  });
+
+  it('names the option that is wrong', async () => {
+    expect(() => sqliteStore({ path: file(), driver, busyTimeoutMs: 0 })).toThrow(
+      /^\[@payhook\/store-sqlite\] busyTimeoutMs must be a positive number/,
+    );
+    const store = sqliteStore({ path: file(), driver });
+    expect(() => store.claim('k', 0)).toThrow(/^\[@payhook\/store-sqlite\] leaseMs must be a positive number/);
+    expect(() => store.extend('k', 'tk', -1)).toThrow(/^\[@payhook\/store-sqlite\] leaseMs must be a positive number/);
+    expect(() => store.complete('k', 'tk', { ttlMs: 0 })).toThrow(/^\[@payhook\/store-sqlite\] ttlMs must be a positive number/);
+    await store.close();
+  });
+
+  it('refuses a path that is not a file, quoting it', () => {
+    for (const path of [undefined, 42, '   ', 'file::memory:?cache=shared'] as unknown[]) {
+      expect(() => sqliteStore({ path, driver } as never)).toThrow(/^\[@payhook\/store-sqlite\] path must be a database file/);
+    }
+    expect(() => sqliteStore({ path: 'file::memory:?cache=shared', driver })).toThrow(/; got "file::memory:\?cache=shared"\. For one/);
+    expect(() => sqliteStore({ driver } as never)).toThrow(/; got null\. For one/);
+  });
+
+  it('purges expired records every hour on its own, and logs a purge that fails', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const path = file();
+    let t = Date.now();
+    const store = sqliteStore({ path, driver, busyTimeoutMs: 50, now: () => t });
+    const c = await store.claim('k', 5_000);
+    if (c.status !== 'claimed') throw new Error('expected a claim');
+    await store.complete('k', c.token, { ttlMs: 1_000 });
+    t += 1_001;
+    vi.advanceTimersByTime(60 * 60 * 1000 - 1);
+    expect(rows(path)).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(rows(path)).toBe(0);
+
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const holder = open(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      vi.advanceTimersByTime(60 * 60 * 1000);
+      await vi.waitFor(() => expect(errors).toHaveBeenCalled());
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(String(errors.mock.calls[0]![0])).toMatch(
+      new RegExp(
+        `^\\[@payhook/store-sqlite\\] the hourly purge of ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} failed \\(.+\\); it runs again in an hour\\.$`,
+      ),
+    );
+    await store.close();
   });
 });

@@ -148,6 +148,104 @@ describe.skipIf(!url)('upstash', () => {
       }
     });
 
+    it('keeps the cause, sends a refused call once (no EVAL after a non-NOSCRIPT error)', async () => {
+      const s = upstashStore({ url: bridge.url, token: 'not-the-token' });
+      const before = bridge.requests();
+      const error = await s.get(`t-${crypto.randomUUID()}`).catch((e: Error) => e);
+      expect(bridge.requests() - before).toBe(1);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).cause).toBeInstanceOf(Error);
+      expect(((error as Error).cause as Error).message).toMatch(/Unauthorized/);
+    });
+
+    it('names Upstash and the wait when it does not answer', async () => {
+      const s = upstashStore({ url: bridge.url, token: bridge.token, timeoutMs: 100 });
+      bridge.hold(true);
+      try {
+        await expect(s.get('held')).rejects.toThrow(/could not read "held" \(no answer from Upstash within 100 ms\)/);
+      } finally {
+        bridge.hold(false);
+      }
+    });
+
+    it('an unreachable URL fails at once (its own client does not retry) and names the URL to check', async () => {
+      const { createServer } = await import('node:net');
+      const gone = createServer();
+      await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', () => resolve()));
+      const port = (gone.address() as { port: number }).port;
+      await new Promise<void>((resolve) => gone.close(() => resolve()));
+      const s = upstashStore({ url: `http://127.0.0.1:${port}`, token: 't', timeoutMs: 1_500 });
+      const error = (await s.claim('k', 5_000).catch((e: Error) => e)) as Error;
+      expect(error.message).toMatch(
+        /^\[@payhook\/store-upstash\] could not claim "k" \(.*\)\. The receiver answers 503 so the service retries; check that the REST URL \(UPSTASH_REDIS_REST_URL\) is right and that the database is reachable\.$/,
+      );
+      expect(error.message).not.toMatch(/no answer from Upstash/);
+    });
+
+    it('its own client sends no telemetry headers', async () => {
+      const own = await startUpstashBridge(url!);
+      try {
+        expect((await upstashStore({ url: own.url, token: own.token }).claim(`tm-${crypto.randomUUID()}`, 5_000)).status).toBe('claimed');
+        expect(own.sdks()).toEqual([]);
+      } finally {
+        await own.close();
+      }
+    });
+
+    it('keys records under payhook: by default', async () => {
+      const key = `default-prefix-${crypto.randomUUID()}`;
+      const s = upstashStore({ url: bridge.url, token: bridge.token });
+      expect((await s.claim(key, 5_000)).status).toBe('claimed');
+      const raw = new Redis({ url: bridge.url, token: bridge.token, retry: false });
+      expect((await raw.keys(`*${key}*`)).every((k) => k.startsWith('payhook:'))).toBe(true);
+      expect(await raw.keys(`payhook:*${key}*`)).not.toEqual([]);
+    });
+
+    it('names the fix from what Upstash said, on the first line only, without the command', async () => {
+      const failing = (message: string) =>
+        upstashStore({
+          client: {
+            evalsha: async () => {
+              throw new Error(message);
+            },
+            eval: async () => {
+              throw new Error('eval should not run');
+            },
+          } as unknown as Redis,
+        }).get('k');
+      await expect(failing('NOPERM this user has no permissions to run the evalsha command')).rejects.toThrow(
+        /^\[@payhook\/store-upstash\] could not read "k" \(NOPERM this user has no permissions to run the evalsha command\)\. The receiver answers 503 so the service retries; the token is read-only: pass the database's standard REST token \(UPSTASH_REDIS_REST_TOKEN\)\.$/,
+      );
+      await expect(failing('ERR invalid username-password pair or user is disabled')).rejects.toThrow(
+        /Upstash refused the token: pass the database's REST token \(UPSTASH_REDIS_REST_TOKEN\), not its password\.$/,
+      );
+      await expect(failing('ERR wrong number of arguments, command was: ["evalsha","abc"]\nmore')).rejects.toThrow(
+        /could not read "k" \(ERR wrong number of arguments\)\. .*; check that the REST URL/,
+      );
+      await expect(failing('ERR first line\nsecond line')).rejects.toThrow(/\(ERR first line\)\./);
+      const long = await failing(`ERR ${'x'.repeat(500)}`).catch((e: Error) => e.message);
+      expect(long).toContain(`(ERR ${'x'.repeat(196)}).`);
+    });
+
+    it('refuses a client with a url or a token beside it', () => {
+      const client = new Redis({ url: 'https://x.upstash.io', token: 't' });
+      expect(() => upstashStore({ client, url: 'https://x.upstash.io' })).toThrow(/pass either `client` or `url` and `token`/);
+      expect(() => upstashStore({ client, token: 't' })).toThrow(/pass either `client` or `url` and `token`/);
+      expect(upstashStore({ client }).client).toBe(client);
+    });
+
+    it('quotes the URL it refuses and tells an empty token from none', () => {
+      expect(() => upstashStore({ url: 'not a url', token: 't' })).toThrow(
+        /^\[@payhook\/store-upstash\] url must be the database's REST URL, https:\/\/<name>\.upstash\.io \(UPSTASH_REDIS_REST_URL\); got "not a url"\. the REST URL is on/,
+      );
+      expect(() => upstashStore({ url: 'ftp://x.upstash.io', token: 't' })).toThrow(/; got "ftp:\/\/x\.upstash\.io"\. the REST URL/);
+      expect(() => upstashStore({ token: 't' })).toThrow(/; got null\. the REST URL/);
+      expect(() => upstashStore({ url: 'https://x.upstash.io', token: '' })).toThrow(
+        /REST token \(UPSTASH_REDIS_REST_TOKEN\); got an empty string\.$/,
+      );
+      expect(() => upstashStore({ url: 'https://x.upstash.io', token: ' ' })).toThrow(/; got none\.$/);
+    });
+
     it('refuses missing, TCP and malformed URLs, an empty token, and two ways at once, naming the fix', () => {
       expect(() => upstashStore({})).toThrow(/^\[@payhook\/store-upstash\] pass `url` and `token`.*UPSTASH_REDIS_REST_URL/);
       expect(() => upstashStore({ url: 'rediss://default:pw@eu1.upstash.io:6379', token: 't' })).toThrow(
