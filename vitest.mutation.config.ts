@@ -7,7 +7,8 @@ import base from './vitest.config.js';
  * project, on the newest peers; the lowest-peers project would only repeat them.
  */
 /** The newest project's values for `inject` (the peers' versions, which the store suites name). */
-const { provide } = (base.test?.projects?.[0] as { test: { provide: Record<string, unknown> } }).test;
+const [newest] = (base.test?.projects ?? []) as { test: { provide: Record<string, unknown> } }[];
+const { provide } = newest!.test;
 
 export default mergeConfig(
   { ...base, test: { ...base.test, projects: undefined } },
