@@ -1,6 +1,7 @@
 // nodeBoard behind Express's body parsers and fastifyBoard in a Fastify app, on both majors of
 // each, over real HTTP on 127.0.0.1.
 import http from 'node:http';
+import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import express5 from 'express';
 import express4 from 'express4';
@@ -133,5 +134,121 @@ describe.each(FASTIFY)('fastifyBoard on %s', (_name, fastify) => {
     const replay = await post(new URLSearchParams({ csrf: token, id }).toString());
     expect(replay.status).toBe(303);
     expect(await ledger.list({ reference: 'ref_mount' })).toHaveLength(2);
+  });
+});
+
+describe('nodeBoard, as the board sees the Node request and as the response is written', () => {
+  /** A board that answers `answer` and keeps the request it was handed; a Node response that records what was written. */
+  function mount(answer: () => Response | Promise<Response>) {
+    const seen: Request[] = [];
+    const board = { basePath: BASE, fetch: async (r: Request) => (seen.push(r), answer()) } as unknown as Board;
+    const res = {
+      statusCode: 0,
+      headers: {} as Record<string, unknown>,
+      written: [] as string[],
+      head: undefined as unknown,
+      ended: false,
+      get headersSent() {
+        return this.written.length > 0;
+      },
+      setHeader(name: string, value: unknown) {
+        this.headers[name] = value;
+      },
+      writeHead(status: number, headers: unknown) {
+        this.head = [status, headers];
+      },
+      write(chunk: Uint8Array) {
+        this.written.push(new TextDecoder().decode(chunk));
+      },
+      end() {
+        this.ended = true;
+      },
+      on() {},
+    };
+    const handle = (req: object) => nodeBoard(board)(req as http.IncomingMessage, res as unknown as http.ServerResponse);
+    return { seen, res, handle };
+  }
+  const ok = () => new Response('hello');
+
+  it('hands the board the full URL, https on a TLS socket, and the headers but the body’s length and encoding', async () => {
+    const { seen, handle } = mount(ok);
+    const headers = {
+      host: 'shop.example',
+      'x-multi': ['a', 'b'],
+      'content-length': '5',
+      'transfer-encoding': 'chunked',
+      'x-none': undefined,
+    };
+    await handle({ method: 'GET', originalUrl: `${BASE}/x?y=1`, url: '/x?y=1', headers, socket: { encrypted: true } });
+    expect(seen[0]!.url).toBe(`https://shop.example${BASE}/x?y=1`);
+    expect([...seen[0]!.headers]).toEqual([
+      ['host', 'shop.example'],
+      ['x-multi', 'a, b'],
+    ]);
+    await handle({ headers: {}, socket: {} });
+    expect([seen[1]!.method, seen[1]!.url]).toEqual(['GET', 'http://localhost/']);
+    await handle({ url: '/z', headers: { host: 'h.example' }, socket: { encrypted: false } });
+    expect(seen[2]!.url).toBe('http://h.example/z');
+  });
+
+  it('sends on a form a body parser already read, as a form; else the request’s own stream', async () => {
+    const { seen, handle } = mount(ok);
+    const post = (extra: object) => handle({ method: 'POST', url: '/p', headers: { host: 'h' }, socket: {}, ...extra });
+    await post({ _body: true, body: { a: 'x', b: ['1', '2'], n: 5, m: [3, 'y'] } });
+    await post({ _body: true, body: 'raw=1' });
+    await post({ readableEnded: true, body: new TextEncoder().encode('q=1') });
+    await post({ _body: true, body: null });
+    await post({ _body: true, body: 42 });
+    await handle(Object.assign(Readable.from([Buffer.from('z=9')]), { method: 'POST', url: '/p', headers: { host: 'h' }, socket: {} }));
+    const bodies = await Promise.all(seen.map((r) => r.text()));
+    expect(bodies).toEqual(['a=x&b=1&b=2&m=y', 'raw=1', 'q=1', '', '', 'z=9']);
+  });
+
+  it('writes the status, the headers, every cookie, and the body; no body for HEAD or an empty answer', async () => {
+    const answer = () => {
+      const headers = new Headers({ 'x-a': '1' });
+      headers.append('set-cookie', 'a=1');
+      headers.append('set-cookie', 'b=2');
+      return new Response('hello', { status: 201, headers });
+    };
+    const one = mount(answer);
+    await one.handle({ method: 'GET', url: '/', headers: {}, socket: {} });
+    expect([one.res.statusCode, one.res.headers['x-a'], one.res.headers['set-cookie'], one.res.written.join(''), one.res.ended]).toEqual([
+      201,
+      '1',
+      ['a=1', 'b=2'],
+      'hello',
+      true,
+    ]);
+    const head = mount(answer);
+    await head.handle({ method: 'HEAD', url: '/', headers: {}, socket: {} });
+    expect([head.res.statusCode, head.res.written, head.res.ended]).toEqual([201, [], true]);
+    const empty = mount(() => new Response(null, { status: 204 }));
+    await empty.handle({ method: 'GET', url: '/', headers: {}, socket: {} });
+    expect([empty.res.statusCode, empty.res.head, empty.res.ended, 'set-cookie' in empty.res.headers]).toEqual([
+      204,
+      undefined,
+      true,
+      false,
+    ]);
+  });
+
+  it('answers 500 when the board throws, and only ends a response already begun', async () => {
+    const thrown = mount(() => {
+      throw new Error('down');
+    });
+    await thrown.handle({ method: 'GET', url: '/', headers: {}, socket: {} });
+    expect([thrown.res.head, thrown.res.ended]).toEqual([[500, { 'content-type': 'text/plain; charset=utf-8' }], true]);
+    let sent = false;
+    const broken = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) controller.error(new Error('gone'));
+        else controller.enqueue(new TextEncoder().encode('begun'));
+        sent = true;
+      },
+    });
+    const midway = mount(() => new Response(broken));
+    await midway.handle({ method: 'GET', url: '/', headers: {}, socket: {} });
+    expect([midway.res.written, midway.res.head, midway.res.ended]).toEqual([['begun'], undefined, true]);
   });
 });
