@@ -1,38 +1,15 @@
 import type { AddressInfo } from 'node:net';
-import { ConditionalCheckFailedException, CreateTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ConditionalCheckFailedException, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import { dynamoStore } from '@payhook/store-dynamodb';
+import { startDynalite } from './dynalite.js';
 
-/** dynalite: DynamoDB's API on an in-memory LevelDB, a real HTTP server on loopback. */
-const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const client = () =>
-  new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
 const TABLE = 'payhook-paths';
 const WRONG_KEY = 'payhook-wrong-key';
-const admin = client();
-
-beforeAll(async () => {
-  for (const [name, key] of [
-    [TABLE, 'pk'],
-    [WRONG_KEY, 'id'],
-  ] as const) {
-    await admin.send(
-      new CreateTableCommand({
-        TableName: name,
-        AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
-  }
-});
-afterAll(async () => {
-  admin.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+const { client } = await startDynalite([
+  [TABLE, 'pk'],
+  [WRONG_KEY, 'id'],
+]);
 
 const T0 = 1_800_000_000_000;
 /** A store on dynalite whose clock the test moves. */

@@ -1,35 +1,14 @@
 import type { AddressInfo } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import dynalite from 'dynalite';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
 import { createReceiver } from '@payhook/core';
 import { dynamoStore } from '@payhook/store-dynamodb';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
+import { startDynalite } from './dynalite.js';
 
-/** dynalite: DynamoDB's API on an in-memory LevelDB, a real HTTP server on loopback. */
-const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const client = () =>
-  new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
 const TABLE = 'payhook-deliveries';
-const admin = client();
-
-beforeAll(async () => {
-  await admin.send(
-    new CreateTableCommand({
-      TableName: TABLE,
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }),
-  );
-});
-afterAll(async () => {
-  admin.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+const { client, admin } = await startDynalite([[TABLE, 'pk']]);
 
 // Every store reads this clock: lease and retention tests move it instead of sleeping.
 let now = Date.now();
