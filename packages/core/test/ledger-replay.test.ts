@@ -10,7 +10,8 @@ import {
   type Receiver,
   type RecordClient,
 } from '../src/index.js';
-import { transactionRecordSchema, type TransactionRecord } from '../src/protocol/api-schema.js';
+import type { TransactionRecord } from '../src/protocol/api-schema.js';
+import { recordOf as serviceRecord } from './fixtures/service-record.js';
 
 /*
  * Replays and dead-letter retries that must run nothing, or run as the service says: records a
@@ -123,18 +124,7 @@ describe('a record kept as a hash cannot be replayed, and the error says to keep
 
 describe('a reconciled record is read again from the service', () => {
   const event = createEvent('payment.success', { reference: 'ref_reread' });
-  const recordOf = (extra: Partial<TransactionRecord> = {}) =>
-    transactionRecordSchema.parse({
-      reference: event.reference,
-      merchantReference: event.merchantReference,
-      status: 'completed',
-      amount: event.amount,
-      currencyCode: event.currency,
-      mode: event.mode,
-      paidAt: event.paidAt,
-      createdAt: event.createdAt,
-      ...extra,
-    });
+  const recordOf = (extra: Partial<TransactionRecord> = {}) => serviceRecord(event, 'completed', extra);
   const answering = (answer: () => Promise<TransactionRecord>): RecordClient => ({ transactions: { verify: answer, retrieve: answer } });
   const replayed = async (client: RecordClient, body: object = event) => {
     const { ledger, receiver, ran } = setup({ client });

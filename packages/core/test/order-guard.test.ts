@@ -9,7 +9,8 @@ import {
   type RecordClient,
   type Store,
 } from '../src/index.js';
-import { transactionRecordSchema, type TransactionRecord } from '../src/protocol/api-schema.js';
+import type { TransactionRecord } from '../src/protocol/api-schema.js';
+import { recordOf as serviceRecord } from './fixtures/service-record.js';
 
 const secret = 'whsec_order_guard';
 const quiet = { info() {}, warn() {}, error() {} };
@@ -73,13 +74,7 @@ type Line = { level: string; fields: Partial<DeliveryReport> & { holds?: number;
 
 /** The service's record of `event`'s transaction, paid a minute before T0, now `status`. */
 const recordOf = (event: PaymentEvent, status: string, extra: Partial<TransactionRecord> = {}) =>
-  transactionRecordSchema.parse({
-    reference: event.reference,
-    merchantReference: event.merchantReference,
-    status,
-    amount: event.amount,
-    currencyCode: event.currency,
-    mode: event.mode,
+  serviceRecord(event, status, {
     paidAt: new Date(T0 - MINUTE).toISOString(),
     createdAt: new Date(T0 - 2 * MINUTE).toISOString(),
     ...extra,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, memoryStore, type PaymentEvent, type ReceiverOptions, type RecordClient } from '../src/index.js';
-import { transactionRecordSchema, type TransactionRecord } from '../src/protocol/api-schema.js';
+import { recordOf } from './fixtures/service-record.js';
 
 /**
  * The record check (steps/record-check.ts) for handlers registered with `{ verify: true }`: which
@@ -10,18 +10,6 @@ import { transactionRecordSchema, type TransactionRecord } from '../src/protocol
  */
 const secret = 'whsec_record_check';
 const clock = manualClock(1_700_000_000_000);
-
-const recordOf = (event: PaymentEvent, status: string): TransactionRecord =>
-  transactionRecordSchema.parse({
-    reference: event.reference,
-    merchantReference: event.merchantReference,
-    status,
-    amount: event.amount,
-    currencyCode: event.currency,
-    mode: event.mode,
-    paidAt: event.paidAt,
-    createdAt: event.createdAt,
-  });
 
 const failure = (status: number) => Object.assign(new Error(`the service answered ${status}`), { status });
 
