@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { escapeText } from '@payhook/core/api';
 import { check, CHECK_USAGE } from './cli/check.js';
 import { RunError, UsageError } from './cli/common.js';
 import { resend, RESEND_USAGE } from './cli/resend.js';
@@ -21,6 +22,12 @@ const USAGES: Record<string, string> = { serve: SERVE_USAGE, trigger: TRIGGER_US
 
 const out = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 const err = (text: string) => process.stderr.write(text);
+/** An error's text, each line's control characters written out: it may quote an argument or what a service sent. */
+const plain = (text: string) =>
+  text
+    .split('\n')
+    .map((line) => escapeText(line))
+    .join('\n');
 
 async function main(argv: string[]): Promise<number | 'running'> {
   const [command, ...rest] = argv;
@@ -39,11 +46,11 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError || error instanceof RunError) {
-      err(`[@payhook/reference] ${error.message}\n`);
-      process.exitCode = error instanceof UsageError ? 2 : 1;
+      err(`[@payhook/reference] ${plain(error.message)}\n`);
+      process.exitCode = error instanceof RunError ? error.exitCode : 2;
       return;
     }
-    err(`[@payhook/reference] unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    err(`[@payhook/reference] unexpected error: ${plain((error as Error)?.stack ?? String(error))}\n`);
     process.exitCode = 1;
   },
 );

@@ -10,6 +10,7 @@ import {
   referenceOf,
   said,
   sharedTransaction,
+  shown,
   statusIs,
   under,
   unknownReference,
@@ -75,7 +76,11 @@ export const API_CHECKS: Check[] = [
       if (diffs.length === 0 && JSON.stringify(first.json) !== JSON.stringify(again.json)) {
         diffs.push({ at: 'replay body', expected: first.text.slice(0, 120), got: again.text.slice(0, 120) });
       }
-      return { detail: `${String(ref(first))} twice (${first.status}, ${again.status})`, diffs };
+      const detail =
+        typeof ref(first) === 'string' && ref(first) === ref(again)
+          ? `${shown(ref(first))} twice (${first.status}, ${again.status})`
+          : `${said(first)}, reference ${shown(ref(first))}; replay → ${again.status}, reference ${shown(ref(again))}`;
+      return { detail, diffs };
     },
   },
   badInitialize('initialize: bad amount → 400', {
@@ -97,7 +102,7 @@ export const API_CHECKS: Check[] = [
           ...eq('reference', reference, got?.reference),
           ...eq('merchantReference', body.merchantReference, got?.merchantReference),
         );
-      return { detail: `${said(a)} (status ${String(got?.status)})`, diffs };
+      return { detail: `${said(a)} (status ${shown(got?.status)})`, diffs };
     },
   },
   {
@@ -143,7 +148,7 @@ export const API_CHECKS: Check[] = [
       const after = await ctx.wire.send('GET', `/v1/transactions/${reference}`);
       const status = (after.json as { status?: unknown } | undefined)?.status;
       return {
-        detail: `${said(cancel)}; then status ${String(status)}`,
+        detail: `${said(cancel)}; then status ${shown(status)}`,
         diffs: [...statusIs(cancel, '2xx'), ...eq('status after cancel', 'cancelled', status)],
       };
     },

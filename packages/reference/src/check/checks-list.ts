@@ -1,4 +1,4 @@
-import { bodyIs, errorIs, initialize, initializeBody, referenceOf, said, statusIs, type Check } from './contract.js';
+import { bodyIs, errorIs, initialize, initializeBody, referenceOf, said, shown, statusIs, type Check } from './contract.js';
 import type { Diff } from './shapes.js';
 import { LIST_PAGE, PROVIDER_ITEMS, PROVIDERS } from './spec.js';
 
@@ -45,7 +45,7 @@ const paging: Check = {
       const rows = page.data!;
       sizes.push(rows.length);
       for (const [i, row] of rows.entries()) {
-        const reference = String(row.reference);
+        const reference = shown(row.reference);
         if (seen.has(reference))
           diffs.push({
             at: `${at} data[${i}]`,
@@ -57,7 +57,7 @@ const paging: Check = {
           diffs.push({
             at: `${at} data[${i}]`,
             expected: 'a row matching status=pending&currency=ETB',
-            got: `${String(row.status)} ${String(row.currencyCode)}`,
+            got: `status ${shown(row.status)}, currencyCode ${shown(row.currencyCode)}`,
           });
         }
       }

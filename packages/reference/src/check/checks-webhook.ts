@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { cancelledTransaction } from './checks-api.js';
-import { bodyIs, eq, initializeWithCallback, once, referenceOf, said, Skip, statusIs, type Check, type Ctx } from './contract.js';
+import { bodyIs, eq, initializeWithCallback, once, referenceOf, said, shown, Skip, statusIs, type Check, type Ctx } from './contract.js';
 import type { Delivery, Hooks } from './receiver.js';
 import { compare, type Diff } from './shapes.js';
 import { type EVENTS, SIGNATURE, SIGNATURE_HEADERS, VERIFIED, webhookEvent } from './spec.js';
@@ -75,7 +75,7 @@ async function roundTrip(ctx: Ctx, hooks: Hooks, event: (typeof EVENTS)[number],
   if (!d) {
     const others = hooks.deliveries
       .filter((x) => (x.json as { reference?: unknown } | undefined)?.reference === reference)
-      .map((x) => String((x.json as { event?: unknown }).event));
+      .map((x) => shown((x.json as { event?: unknown }).event));
     return {
       detail: `no ${event} within ${ctx.webhookTimeoutMs / 1000} s`,
       diffs: [

@@ -83,7 +83,10 @@ export const unknownReference = () =>
   `P${randomBytes(4).toString('hex').toUpperCase()}${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
 
 export const eq = (at: string, expected: unknown, got: unknown): Diff[] =>
-  expected === got ? [] : [{ at, expected: typeof expected === 'string' ? JSON.stringify(expected) : String(expected), got: preview(got) }];
+  expected === got ? [] : [{ at, expected: typeof expected === 'string' ? JSON.stringify(expected) : shown(expected), got: preview(got) }];
+
+/** A field's value in a row's detail: a string as it is, anything else in a few words (`absent`, never `undefined`). */
+export const shown = (value: unknown): string => (typeof value === 'string' ? value : preview(value));
 
 /** The HTTP status: an exact code, or any 2xx. */
 export function statusIs(a: Answer, expected: number | '2xx'): Diff[] {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parseRedacted } from './wire.js';
 
 /** One request the service made to the callback URL. */
 export interface Delivery {
@@ -32,8 +33,9 @@ export const MAX_KEPT_DELIVERIES = 100;
 /**
  * Listen for webhooks on `host:port` (port 0 picks one) and answer every POST 200 at once.
  * `publicUrl` is the address the service reaches it at (a tunnel's); default `http://host:port/payhook-check`.
+ * The parsed body and the headers are kept with `redact` applied (the raw bytes stay as signed).
  */
-export async function listenForWebhooks(host: string, port: number, publicUrl?: string): Promise<Hooks> {
+export async function listenForWebhooks(host: string, port: number, redact: (text: string) => string, publicUrl?: string): Promise<Hooks> {
   const deliveries: Delivery[] = [];
   const waiters = new Set<() => void>();
   let reading = 0;
@@ -57,13 +59,11 @@ export async function listenForWebhooks(host: string, port: number, publicUrl?: 
     });
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      let json: unknown;
-      try {
-        json = JSON.parse(body.toString('utf8'));
-      } catch {
-        json = undefined;
-      }
-      deliveries.push({ method: req.method ?? '', headers: req.headers, body, json });
+      const json = parseRedacted(body.toString('utf8'), redact);
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.map(redact) : value && redact(value)]),
+      );
+      deliveries.push({ method: req.method ?? '', headers, body, json });
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       for (const wake of waiters) wake();
     });

@@ -4,7 +4,7 @@ import { CHECKS } from './all-checks.js';
 import { Skip, type Check, type Ctx } from './contract.js';
 import { listenForWebhooks, type Hooks } from './receiver.js';
 import type { Diff } from './shapes.js';
-import { createWire, WireError } from './wire.js';
+import { createWire, KeyRefused, NotAllowed, statusAndMessage, WireError } from './wire.js';
 
 export type Outcome = 'agree' | 'differs' | 'skipped';
 
@@ -30,6 +30,8 @@ export interface CheckOptions {
   rateLimit: boolean;
   /** Progress notes (waiting out a 429). */
   note: (line: string) => void;
+  /** Masks the run's secrets in everything the service (or the callback's caller) sends, before a check reads it. */
+  redact: (text: string) => string;
   /** Called as each row is decided. */
   onRow?: (row: Row) => void;
   /** The checks to run; default the whole contract. */
@@ -44,19 +46,22 @@ const isLoopback = (base: string) => {
 async function hooksFor(options: CheckOptions): Promise<Hooks | { skip: string }> {
   try {
     if (options.callback !== undefined)
-      return await listenForWebhooks(options.listen?.host ?? '127.0.0.1', options.listen?.port ?? 0, options.callback);
-    if (isLoopback(options.base)) return await listenForWebhooks('127.0.0.1', 0);
+      return await listenForWebhooks(options.listen?.host ?? '127.0.0.1', options.listen?.port ?? 0, options.redact, options.callback);
+    if (isLoopback(options.base)) return await listenForWebhooks('127.0.0.1', 0, options.redact);
   } catch (error) {
     throw new RunError(`cannot listen for webhooks: ${(error as Error).message}`);
   }
   return { skip: `no reachable callback: ${new URL(options.base).host} is not a loopback address` };
 }
 
-/** Run the contract against the service: one row per check, in order. */
+/**
+ * Run the contract against the service: one row per check, in order. A refused key (KeyRefused)
+ * stops the run and is thrown: no row would say anything about the service.
+ */
 export async function runContract(options: CheckOptions): Promise<Row[]> {
   const hooks = await hooksFor(options);
   const ctx: Ctx = {
-    wire: createWire(options.base, options.key, options.timeoutMs, options.note),
+    wire: createWire({ base: options.base, key: options.key, timeoutMs: options.timeoutMs, note: options.note, redact: options.redact }),
     runId: randomBytes(4).toString('hex'),
     hooks,
     webhookSecret: options.webhookSecret,
@@ -75,8 +80,13 @@ export async function runContract(options: CheckOptions): Promise<Row[]> {
             ? { name: check.name, outcome: 'skipped', detail: verdict.skip, diffs: [] }
             : { name: check.name, outcome: verdict.diffs.length ? 'differs' : 'agree', detail: verdict.detail, diffs: verdict.diffs };
       } catch (error) {
+        if (error instanceof KeyRefused) throw error;
         if (error instanceof Skip) row = { name: check.name, outcome: 'skipped', detail: error.message, diffs: [] };
-        else if (error instanceof WireError) {
+        else if (error instanceof NotAllowed) {
+          const { answer } = error;
+          const detail = `the key may not send ${answer.request} (${statusAndMessage(answer)}): give it the permission, or check with a key that holds it`;
+          row = { name: check.name, outcome: 'skipped', detail, diffs: [] };
+        } else if (error instanceof WireError) {
           // Nothing answered at all: the address is wrong or the service is down, not a drift.
           if (ctx.wire.answers.length === 0) throw new RunError(`cannot reach the service at ${options.base}: ${error.message}`);
           row = {

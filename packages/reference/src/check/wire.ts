@@ -6,11 +6,21 @@ export interface Answer {
   /** `POST /v1/transactions/initialize`, for the report. */
   request: string;
   status: number;
-  headers: Headers;
+  headers: AnswerHeaders;
   text: string;
   /** The parsed body; undefined when empty or not JSON. */
   json: unknown;
   ms: number;
+}
+
+/** An answer's headers (names in lower case) with the run's secrets masked: a mask is not a ByteString, so not a `Headers`. */
+export interface AnswerHeaders extends Iterable<[string, string]> {
+  get(name: string): string | null;
+}
+
+function keptHeaders(headers: Headers, redact: (text: string) => string): AnswerHeaders {
+  const kept = new Map([...headers].map(([name, value]) => [name, redact(value)]));
+  return { get: (name) => kept.get(name.toLowerCase()) ?? null, [Symbol.iterator]: () => kept[Symbol.iterator]() };
 }
 
 export interface SendOptions {
@@ -30,6 +40,53 @@ export interface Wire {
 
 /** The service could not be asked at all (connection refused, timeout, body too large). */
 export class WireError extends Error {}
+
+/**
+ * The run's key was refused on the API: a 401, or a 403 before any request with it was accepted.
+ * No check can run with it, so the run stops (the CLI says so in one line, exit 3).
+ */
+export class KeyRefused extends Error {
+  constructor(
+    readonly answer: Answer,
+    /** Requests with the key the service had answered otherwise before. */
+    readonly accepted: number,
+  ) {
+    super(`${answer.request} answered ${answer.status}`);
+  }
+}
+
+/** A 403 to the run's key after others with it were accepted: the key lacks what this request needs; its check is skipped. */
+export class NotAllowed extends Error {
+  constructor(readonly answer: Answer) {
+    super(`${answer.request} answered ${answer.status}`);
+  }
+}
+
+/** `401 "Invalid API key"`: an answer's status and the start of its message, for a one-line reason. */
+export function statusAndMessage(a: Answer): string {
+  const message = (a.json as { data?: { message?: unknown } } | undefined)?.data?.message;
+  const text = typeof message === 'string' ? message : a.text;
+  return text.trim() === '' ? String(a.status) : `${a.status} "${text.length > 100 ? `${text.slice(0, 99)}…` : text}"`;
+}
+
+/**
+ * The body parsed with every string (and object key) passed through `redact`: an answer that
+ * echoes the key is masked before any check reads, cuts or prints a piece of it.
+ */
+export function parseRedacted(text: string, redact: (text: string) => string): unknown {
+  try {
+    return text === ''
+      ? undefined
+      : JSON.parse(text, (_name, value: unknown) => {
+          if (typeof value === 'string') return redact(value);
+          if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+          const entries = Object.entries(value);
+          return entries.some(([name]) => redact(name) !== name) ? Object.fromEntries(entries.map(([n, v]) => [redact(n), v])) : value;
+        });
+  } catch {
+    return undefined;
+  }
+}
 
 /** At most this many bytes of any answer are read. */
 export const MAX_BODY = 1024 * 1024;
@@ -62,8 +119,30 @@ export function retryAfterSeconds(value: string | null): number | null {
   return Number.isNaN(when) ? null : Math.max(0, (when - Date.now()) / 1000);
 }
 
-export function createWire(base: string, key: string, timeoutMs: number, note: (line: string) => void): Wire {
+export interface WireOptions {
+  base: string;
+  /** The run's key: its answers tell whether it was refused (KeyRefused, NotAllowed). */
+  key: string;
+  timeoutMs: number;
+  /** Progress notes (waiting out a 429). */
+  note: (line: string) => void;
+  /** Masks the secrets in what the service sends: applied to every body and header before it is kept. */
+  redact: (text: string) => string;
+}
+
+/** Whether an answer to the run's key on the API refused it; counts the accepted ones. */
+function refusals(): (answer: Answer) => void {
+  let accepted = 0;
+  return (answer) => {
+    if (answer.status === 401 || (answer.status === 403 && accepted === 0)) throw new KeyRefused(answer, accepted);
+    if (answer.status === 403) throw new NotAllowed(answer);
+    accepted++;
+  };
+}
+
+export function createWire({ base, key, timeoutMs, note, redact }: WireOptions): Wire {
   const answers: Answer[] = [];
+  const refused = refusals();
   async function once(method: string, path: string, options: SendOptions): Promise<Answer> {
     const request = `${method} ${path}`;
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'payhook-reference-check', ...options.headers };
@@ -88,14 +167,18 @@ export function createWire(base: string, key: string, timeoutMs: number, note: (
       const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
       throw new WireError(`${request} failed: ${why}`);
     }
-    let json: unknown;
-    try {
-      json = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    const answer = { request, status: res.status, headers: res.headers, text, json, ms: Date.now() - started };
+    const kept = keptHeaders(res.headers, redact);
+    const answer = {
+      request,
+      status: res.status,
+      headers: kept,
+      text: redact(text),
+      json: parseRedacted(text, redact),
+      ms: Date.now() - started,
+    };
     answers.push(answer);
+    // Only the API (/v1) decides: a 401 or 403 from sandbox control means no sandbox control, not a bad key.
+    if (auth === key && path.startsWith('/v1/')) refused(answer);
     return answer;
   }
   return {

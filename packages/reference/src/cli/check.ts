@@ -1,6 +1,10 @@
-import { formatReport } from '../check/print.js';
+import { formatReport, maskKey, printable, redactor } from '../check/print.js';
 import { runContract } from '../check/run.js';
-import { parseFlags, seconds, UsageError } from './common.js';
+import { KeyRefused, statusAndMessage } from '../check/wire.js';
+import { parseFlags, RunError, seconds, UsageError } from './common.js';
+
+/** The exit codes of `check`, as its help and the README give them. */
+export const CHECK_EXIT = { agree: 0, differs: 1, usage: 2, keyRefused: 3 } as const;
 
 export const CHECK_USAGE = `Usage: payhook-reference check <base-url> --key <sk_test_…> [options]
 
@@ -24,8 +28,15 @@ Options:
   --rate-limit                 Last, spend the key's 100 requests per 60 s and check the 429
   -h, --help                   Show this help
 
-Exit code: 0 when every check agrees (skipped ones aside), 1 on any difference or when the
-service cannot be reached, 2 for a bad command line.
+Exit codes:
+  0  every check agrees (skipped ones aside)
+  1  a difference, or the service cannot be reached
+  2  a bad command line (a live key too)
+  3  the service refused the key (401, or 403 to its first request): no check ran past it. One line
+     says which request and what the service said; check --key or EPAY_SECRET_KEY
+
+What the service sends is printed with control characters written out (\\x1b, \\u202e), and the
+key or webhook secret, if the service echoes them, masked (sk_test_…).
 
 Examples:
   payhook-reference check http://127.0.0.1:4010 --key sk_test_… --webhook-secret whsec_…
@@ -53,7 +64,8 @@ function checkKey(value: string | undefined): string {
   const key = value ?? process.env.EPAY_SECRET_KEY;
   if (!key) throw new UsageError(`--key is required: a sandbox key, sk_test_… (or set EPAY_SECRET_KEY).\n\n${CHECK_USAGE}`);
   if (key.startsWith('sk_live_')) throw new UsageError('check refuses a live key (sk_live_…): pass a sandbox key (sk_test_…)');
-  if (!/^sk_test_\S+$/.test(key)) throw new UsageError('--key must be a sandbox key: sk_test_ followed by the rest of the key.');
+  if (!/^sk_test_[\x21-\x7e]+$/.test(key))
+    throw new UsageError('--key must be a sandbox key: sk_test_ followed by the rest of the key (printable ASCII, no spaces).');
   return key;
 }
 
@@ -92,17 +104,45 @@ export async function check(argv: string[], out: (text: string) => void, err: (t
   if (values.callback !== undefined && !/^https?:\/\/\S+$/.test(values.callback)) {
     throw new UsageError(`--callback must be an http(s) URL; got "${values.callback}".`);
   }
-  const rows = await runContract({
+  const webhookSecret = values['webhook-secret'] ?? process.env.EPAY_WEBHOOK_SECRET;
+  // Everything printed, progress and errors too, masks the secrets and writes control characters out.
+  const redact = redactor([key, webhookSecret]);
+  const run = runContract({
     base,
     key,
-    webhookSecret: values['webhook-secret'] ?? process.env.EPAY_WEBHOOK_SECRET,
+    webhookSecret,
     callback: values.callback,
     listen: values.listen === undefined ? undefined : listenAddress(values.listen),
     timeoutMs: seconds('timeout', values.timeout, 15) * 1000,
     webhookTimeoutMs: seconds('webhook-timeout', values['webhook-timeout'], 30) * 1000,
     rateLimit: values['rate-limit'] ?? false,
-    note: (line) => err(`  … ${line}\n`),
+    note: (line) => err(`  … ${printable(line, redact)}\n`),
+    redact,
   });
-  out(formatReport(base, key, rows));
-  return rows.some((r) => r.outcome === 'differs') ? 1 : 0;
+  const rows = await run.catch((error: unknown) => {
+    if (error instanceof KeyRefused) throw new RunError(printable(refusedKey(error, key), redact), CHECK_EXIT.keyRefused);
+    if (error instanceof RunError) throw new RunError(printable(error.message, redact), error.exitCode);
+    throw error;
+  });
+  out(formatReport(base, key, rows, redact));
+  return rows.some((r) => r.outcome === 'differs') ? CHECK_EXIT.differs : CHECK_EXIT.agree;
+}
+
+/** The one line for a refused key: which request, what the service said, what to do. */
+function refusedKey({ answer, accepted }: KeyRefused, key: string): string {
+  const said = `${answer.request.replace(/\?.*$/, '?…')} answered ${statusAndMessage(answer)}`;
+  const other = 'with --key (or EPAY_SECRET_KEY)';
+  const [why, fix] =
+    answer.status === 403
+      ? [
+          'the service knows the key but refuses it this request (a permission it lacks, or an IP allow-list without this machine)',
+          `Give the key every permission and allow this machine, or pass another ${other}`,
+        ]
+      : [
+          accepted > 0
+            ? `it had accepted the key for ${accepted} requests: was it revoked during the run?`
+            : 'it is not a key of this service, or it is revoked',
+          `Pass the sandbox secret key of your merchant account on this service ${other}`,
+        ];
+  return `the service refused the key ${maskKey(key)}: ${said}; ${why}. ${fix}. The check stopped at the refusal.`;
 }

@@ -2,8 +2,15 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** A bad command line: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
-/** The command could not do its work (service unreachable, refused…): exit code 1. */
-export class RunError extends Error {}
+/** The command could not do its work (service unreachable, refused…): exit code 1, or one of the command's own. */
+export class RunError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Parse a command's flags strictly: an unknown flag, a missing value or a stray argument is a
