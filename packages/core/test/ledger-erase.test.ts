@@ -37,11 +37,59 @@ describe('eraseDeliveries', () => {
     },
   );
 
-  it('refuses a phone with no digits in it, naming it', async () => {
-    const { ledger } = await deliveries();
-    await expect(eraseDeliveries(ledger, { phone: 'call me' })).rejects.toThrow(
-      '[@payhook/core] eraseDeliveries: the phone "call me" holds no digits.',
+  it.each(['call me', '0911', '+251 911', '0911 000 002 ext 7', '1234567890123456'])(
+    'refuses the phone %j, not one whole number of 7 to 15 digits, without repeating it',
+    async (phone) => {
+      const { ledger } = await deliveries();
+      await expect(eraseDeliveries(ledger, { phone })).rejects.toThrow(
+        '[@payhook/core] eraseDeliveries: the phone must be one whole number of 7 to 15 digits, like +251 911 234 567 (digits, spaces, + ( ) - . only): a customer is erased by their number, never by a part of one.',
+      );
+    },
+  );
+
+  it.each([
+    'e',
+    '@',
+    '.com',
+    '@example.com',
+    'ada@',
+    'ada@example',
+    'ada@@example.com',
+    '.ada@example.com',
+    'ada..b@example.com',
+    'ada@example..com',
+    `${'a'.repeat(65)}@example.com`,
+  ])('refuses the email %j, not one whole address, before reading anything', async (email) => {
+    const { ledger, pay, references } = await deliveries();
+    await pay('P1', { email: 'ada@example.com' });
+    await references();
+    await expect(eraseDeliveries(ledger, { email })).rejects.toThrow(
+      '[@payhook/core] eraseDeliveries: the email must be one whole address, like ada@example.com (a name, one @, a domain with a dot; no spaces): a customer is erased by their address, never by a part of one.',
     );
+    expect(await references()).toEqual(['P1']);
+  });
+
+  it('finds an address or a number in a refusal only where it stands whole: not inside a longer one, nor glued to an escape', async () => {
+    const { ledger, post, references } = await deliveries();
+    const said = {
+      R1: '"to":"ADA@example.com"',
+      R2: '"to":"ada@example.com.et"',
+      R3: '"to":"xada@example.com"',
+      R4: '"to":"ada@example.company"',
+      R5: '"to":"\\nada@example.com"',
+      R6: '"to":"\\u202eada@example.com."',
+      R7: '"tel":"+251 911 000 001"',
+      R8: '"tel":"2519110000019"',
+      R9: '"tel":"a251911000001"',
+    };
+    for (const [reference, text] of Object.entries(said)) await post(`{"reference":"${reference}",${text}}`);
+    // A U+202E the sender put in raw is kept escaped (\u202e): it ends the address before it as much as a quote does.
+    await post('{"reference":"R10","to":"\u202eada@example.com"}');
+    expect(await references()).toEqual(['R1', 'R10', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8', 'R9']);
+    expect(await eraseDeliveries(ledger, { email: 'ada@example.com' })).toEqual({ erased: 4 });
+    expect(await references()).toEqual(['R2', 'R3', 'R4', 'R7', 'R8', 'R9']);
+    expect(await eraseDeliveries(ledger, { phone: '+251911000001' })).toEqual({ erased: 1 });
+    expect(await references()).toEqual(['R2', 'R3', 'R4', 'R8', 'R9']);
   });
 
   it("erases a payment and a customer given together: the payment's records and the customer's, and nothing else", async () => {
@@ -67,7 +115,7 @@ describe('eraseDeliveries', () => {
     expect(await references()).toEqual(['(none)', '(none)', 'P1', 'R1']);
     expect((await ledger.list({ outcome: 'malformed' }))[0]?.body).toBe('{"not json');
     expect(await eraseDeliveries(ledger, { email: 'ada@example.com' })).toEqual({ erased: 1 });
-    expect(await eraseDeliveries(ledger, { phone: '0911' })).toEqual({ erased: 0 });
+    expect(await eraseDeliveries(ledger, { phone: '0911000000' })).toEqual({ erased: 0 });
     expect(await references()).toEqual(['(none)', '(none)', 'P1']);
   });
 

@@ -1,13 +1,16 @@
 import { bytesOf, MAX_LEDGER_PAGE, type Ledger, type LedgerEntry } from '../storage/ledger.js';
 import { cut, MAX_NAME } from '../observing/ledger-record.js';
 import { accountLedger } from './account-ledger.js';
+import { emailKey, phoneKey, prefixNamesEmail, prefixNamesPhone, samePhone } from './customer-key.js';
 
 const NAME = '[@payhook/core]';
 
-/** Whose deliveries to erase: a payment's reference, or a customer's email or phone (matched in the kept bodies). */
+/** Whose deliveries to erase: a payment's reference, or a customer's email or phone (matched whole in the kept bodies). */
 export interface EraseQuery {
   reference?: string;
+  /** One whole address, like `ada@example.com`: matched whole, case aside. A part of one (`@`, `.com`) is refused. */
   email?: string;
+  /** One whole number of 7 to 15 digits, like `+251 911 234 567`: its digits matched whole. A part of one is refused. */
   phone?: string;
   /** Only this merchant account's records (a receiver with `accounts`): another account's, whatever they name, are left whole. */
   account?: string;
@@ -16,8 +19,10 @@ export interface EraseQuery {
 /**
  * Erase a payment's or a customer's deliveries from the ledger, whatever their state (open dead
  * letters too): by `reference`, every record of it; by `email` or `phone`, every record whose kept
- * body names that customer (`customer.email`, case aside; `customer.phone`, digits only). Records
- * kept as a hash (`body: 'hash'`) or refusals keep no customer data beyond their reference.
+ * body names that customer (`customer.email`, case aside; `customer.phone`, digits only), and every
+ * refusal whose kept prefix names the address or number whole (never as a part of a longer one).
+ * A value that is not a whole address or number is refused before anything is read: `.com` or `@`
+ * would otherwise name every refusal. Records kept as a hash (`body: 'hash'`) keep no customer data.
  * Pages through the whole ledger for an email or a phone (the account's records only, with `account`).
  *
  * @example
@@ -32,15 +37,15 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
     );
   }
   const scoped = accountLedger(ledger, account, `${NAME} eraseDeliveries`);
-  const emailKey = email?.trim().toLowerCase();
-  const phoneKey = phone === undefined ? undefined : digits(phone);
-  if (phoneKey === '') throw new TypeError(`${NAME} eraseDeliveries: the phone ${JSON.stringify(phone)} holds no digits.`);
+  const byEmail = email === undefined ? undefined : emailKey(email);
+  const byPhone = phone === undefined ? undefined : phoneKey(phone);
   const names = (e: LedgerEntry) => {
-    if (emailKey === undefined && phoneKey === undefined) return true;
+    if (byEmail === undefined && byPhone === undefined) return true;
     const customer = customerOf(e);
-    if (emailKey !== undefined && (customer.email?.trim().toLowerCase() === emailKey || e.bodyPrefix?.toLowerCase().includes(emailKey)))
-      return true;
-    return phoneKey !== undefined && customer.phone !== undefined && digits(customer.phone) === phoneKey;
+    const prefix = e.bodyPrefix ?? '';
+    if (byEmail !== undefined && (customer.email?.trim().toLowerCase() === byEmail || prefixNamesEmail(prefix, byEmail))) return true;
+    if (byPhone === undefined) return false;
+    return (customer.phone !== undefined && samePhone(customer.phone, byPhone)) || prefixNamesPhone(prefix, byPhone);
   };
   // By reference only: that index; otherwise every record, in pages. The reference as the receiver stored it (cut to its bound).
   const byReference = reference !== undefined && email === undefined && phone === undefined;
@@ -56,8 +61,6 @@ export async function eraseDeliveries(ledger: Ledger, query: EraseQuery): Promis
     before = page[page.length - 1]!.id;
   }
 }
-
-const digits = (s: string) => s.replace(/\D/g, '');
 
 /** The customer a kept body names, if it is a JSON event. */
 function customerOf(e: LedgerEntry): { email?: string; phone?: string } {

@@ -97,7 +97,7 @@ export function refusalsRetentionAndRemoval({ open, entry, idAt }: LedgerCases):
       expect(await ledger.get(other.id)).toEqual(other);
     });
 
-    it('erases one customer by email or phone and one payment by reference (eraseDeliveries), open dead letters too', async () => {
+    it('erases one customer by a whole email or phone, refusals naming it too, and one payment by reference (eraseDeliveries), open dead letters too', async () => {
       const ledger = await open();
       const t = Date.now();
       const [ada, abebe] = [`ada-${randomUUID()}@example.com`, `+251 9${String(t).slice(-8)}`];
@@ -114,13 +114,26 @@ export function refusalsRetentionAndRemoval({ open, entry, idAt }: LedgerCases):
       const payment = `ref_${randomUUID()}`;
       const paid = [entry(t + 3, { reference: payment }), entry(t + 4, { reference: payment, outcome: 'duplicate' })];
       const other = entry(t + 5, { reference: `ref_${randomUUID()}`, body: bodyOf('someone@example.com', '251900000000') });
-      await ledger.append([hers, herDead, his, ...paid, other]);
-      expect(await eraseDeliveries(ledger, { email: ada })).toEqual({ erased: 2 });
+      // Refusals keep a prefix only: one naming her whole (any case); a longer address, and a longer number, holding theirs.
+      const herRefusal = refusal(t + 6, { reference: `ref_${randomUUID()}`, bodyPrefix: `{"e":"${ada.toUpperCase()}"}` });
+      const longer = refusal(t + 7, { reference: `ref_${randomUUID()}`, bodyPrefix: `{"e":"${ada}.au"}` });
+      const longerPhone = refusal(t + 8, { reference: `ref_${randomUUID()}`, bodyPrefix: `{"p":"${abebe}1"}` });
+      await ledger.append([hers, herDead, his, ...paid, other, herRefusal, longer, longerPhone]);
+      // A part of an address or number names no one: refused, and nothing erased.
+      for (const part of [{ email: '@' }, { email: '.com' }, { phone: '0911' }]) {
+        await expect(eraseDeliveries(ledger, part)).rejects.toThrow(
+          /^\[@payhook\/core\] eraseDeliveries: the (email|phone) must be one whole/,
+        );
+      }
+      expect(await ledger.get(herRefusal.id)).toEqual(herRefusal);
+      expect(await eraseDeliveries(ledger, { email: ada })).toEqual({ erased: 3 });
       expect(await eraseDeliveries(ledger, { phone: abebe.replace(/\D/g, '') })).toEqual({ erased: 1 });
       expect(await eraseDeliveries(ledger, { reference: payment })).toEqual({ erased: 2 });
-      for (const gone of [hers, herDead, his, ...paid]) expect(await ledger.get(gone.id)).toBeUndefined();
+      for (const gone of [hers, herDead, his, ...paid, herRefusal]) expect(await ledger.get(gone.id)).toBeUndefined();
       expect((await ledger.list({ deadLetters: 'open', limit: 1000 })).map((e) => e.id)).not.toContain(herDead.id);
       expect(await ledger.get(other.id)).toEqual(other);
+      expect(await ledger.get(longer.id)).toEqual(longer);
+      expect(await ledger.get(longerPhone.id)).toEqual(longerPhone);
     });
   });
 }
