@@ -52,7 +52,8 @@ export type {
   SignatureHint,
   SignatureReason,
 } from './contracts/delivery.js';
-export type { LogFields, LogFunction, LoggerObject, LoggerOption, LogLevel } from './base/logger.js';
+export type { LoggerObject, LogLevel } from './base/logger.js';
+export type { LogFields, LogFunction, LoggerOption } from './contracts/log-fields.js';
 export type { Clock } from './base/clock.js';
 export type { Store } from './storage/store.js';
 export type { DeadLetter, LedgerEntry, LedgerQuery } from './storage/ledger.js';

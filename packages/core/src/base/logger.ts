@@ -1,11 +1,14 @@
 /** The levels payhook logs at. A healthy service logs nothing above `info`. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** What a log line carries besides its message: a delivery report (errors under `err`) or a loop-blocked report. */
+/**
+ * What a log line carries besides its message, as payhook builds it: any object here, typed for
+ * loggers as `LogFields` in contracts/log-fields.ts (a delivery report, errors under `err`…).
+ */
 export type LogFields = object;
 
-/** A plain function as the logger: structured fields first, message second. */
-export type LogFunction = (level: LogLevel, fields: LogFields, message: string) => void;
+/** A function logger, whatever type it gives the fields: `never` takes them all. */
+type AnyLogFunction = (level: LogLevel, fields: never, message: string) => void;
 
 /**
  * Any object with level methods, taken as it is: pino and its child loggers, bunyan, winston,
@@ -22,8 +25,6 @@ export interface LoggerObject {
   error?: (...args: any[]) => unknown;
   isLevelEnabled?: (level: string) => boolean;
 }
-
-export type LoggerOption = LoggerObject | LogFunction;
 
 /** The one way the receiver logs. Never throws: a logger that throws changes no answer. */
 export interface Log {
@@ -55,13 +56,13 @@ const DEFAULT: LoggerObject = {
  * createReceiver({ secret, logger: winston.createLogger({ transports: [...] }) });
  * createReceiver({ secret, logger: (level, fields, message) => myLog(level, message, fields) });
  */
-export function toLog(logger: LoggerOption | undefined): Log {
+export function toLog(logger: LoggerObject | AnyLogFunction | undefined): Log {
   if (typeof logger === 'function') {
     return {
       enabled: () => true,
       write(level, fields, message) {
         try {
-          logger(level, fields, message);
+          logger(level, fields as never, message);
         } catch {}
       },
     };
