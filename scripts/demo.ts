@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createClient } from '@payhook/client';
-import { createReconciler, type DeliveryReport } from '@payhook/core';
+import { createReconciler, EPAY_SIGNATURE_HEADER, type DeliveryReport } from '@payhook/core';
 import { createShop, type Order } from '@payhook/example-shop';
 import { pino } from 'pino';
 import { createReferenceService } from '@payhook/reference';
@@ -39,9 +39,13 @@ const shopUrl = `http://127.0.0.1:${shopAt}`;
 
 // A real-time clock (wall time plus what `advance` adds): the story advances it to run retries at
 // once, and with --keep deliveries and retries then happen by themselves.
+// Signed as ePay signs, in X-Epay-Signature: the reference's own default is the interface's
+// X-Service-Signature, and a shop built for ePay reads ePay's header.
+const SIGNATURE_HEADER = 'X-Epay-Signature';
 const service = createReferenceService({
   clock: 'real',
   allowHttpCallbacks: true,
+  signatureHeader: SIGNATURE_HEADER,
   merchants: [
     {
       id: 'demo-shop',
@@ -59,6 +63,7 @@ const env = {
   PAYHOOK_BASE_URL: serviceUrl,
   PAYHOOK_API_KEY: 'sk_test_demo_shop_key_000001',
   PAYHOOK_WEBHOOK_SECRET: 'whsec_demo_shop_secret',
+  PAYHOOK_SIGNATURE_HEADER: SIGNATURE_HEADER,
   // The shop's board (/admin/payments, user admin): a password of this run's own, printed with --keep.
   PAYHOOK_BOARD_PASSWORD: randomBytes(9).toString('base64url'),
 };
@@ -107,7 +112,10 @@ const attempts = (reference: string) =>
     .flatMap((d) => d.attempts.map((a) => `${d.event}: ${a.status ?? a.error}`))
     .join(', ');
 
-say(`payhook demo: the reference service at ${serviceUrl}, the Express shop at ${shopUrl}\n`);
+say(`payhook demo: the reference service at ${serviceUrl}, the Express shop at ${shopUrl}`);
+say(
+  `The service signs each webhook in ${SIGNATURE_HEADER}, as ePay does; the shop's receiver reads that header (signatureHeader: EPAY_SIGNATURE_HEADER).\n`,
+);
 
 say('1. A customer checks out order-1001 for 1500.00 ETB');
 const first = await checkout('order-1001', '1500.00');
@@ -166,6 +174,11 @@ const again = await createReconciler({ client: background, receiver: shop.receiv
   to: new Date(now),
 });
 check(again.recovered.length === 0, 'a second reconcile run recovers nothing: every event ran exactly once');
+const answered = service.deliveries().filter((d) => d.attempts.some((a) => a.status === 200));
+check(
+  answered.length > 0 && answered.every((d) => d.signatureHeader === EPAY_SIGNATURE_HEADER),
+  `every webhook the shop answered came signed in ${SIGNATURE_HEADER} (${answered.length} deliveries)`,
+);
 
 const stop = async () => {
   shopServer.close();

@@ -69,6 +69,9 @@ it('pnpm demo tells the whole story and exits 0', async () => {
     /recovered by reconcile, handler ran/,
     /a second reconcile run recovers nothing/,
     /`npx -y pnpm@10\.34\.8 demo --keep`/,
+    // As ePay signs: the service sends X-Epay-Signature, the shop's receiver reads it (issue 51).
+    /^The service signs each webhook in X-Epay-Signature, as ePay does; the shop's receiver reads that header \(signatureHeader: EPAY_SIGNATURE_HEADER\)\.$/m,
+    /✓ every webhook the shop answered came signed in X-Epay-Signature \(\d+ deliveries\)/,
   ]) {
     expect(stdout).toMatch(line);
   }

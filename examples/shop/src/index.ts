@@ -42,7 +42,8 @@ export interface Shop {
  * The merchant logic every example shares, so each example is only its framework's routing.
  * Reads `PAYHOOK_BASE_URL`, `PAYHOOK_API_KEY`, `PAYHOOK_WEBHOOK_SECRET`, and `REDIS_URL` or
  * `DATABASE_URL` to pick a shared store (otherwise the in-memory one), each keeping a ledger for the
- * board, and `PAYHOOK_BOARD_PASSWORD` to open the board (closed without it). Logs through pino (JSON
+ * board, `PAYHOOK_BOARD_PASSWORD` to open the board (closed without it), and `PAYHOOK_SIGNATURE_HEADER`
+ * (`X-Epay-Signature` for ePay; unset, the interface's `X-Service-Signature`). Logs through pino (JSON
  * lines on stdout, `LOG_LEVEL` default info) unless given another logger.
  *
  * Orders live in this process's memory: enough for a demo. A real shop keeps them in its database,
@@ -64,7 +65,9 @@ export function createShop(env: Record<string, string | undefined> = process.env
 
   // pino, as a production service logs: one JSON line per delivery (info), refusals at warn with their reason.
   const logger = options.logger ?? pino({ name: 'shop', level: env.LOG_LEVEL ?? 'info' });
-  const receiver = createReceiver({ secret: need('PAYHOOK_WEBHOOK_SECRET'), store, logger }).onAny((event) => {
+  // ePay signs in X-Epay-Signature: PAYHOOK_SIGNATURE_HEADER=X-Epay-Signature. Unset, the interface's X-Service-Signature.
+  const signatureHeader = env.PAYHOOK_SIGNATURE_HEADER || undefined;
+  const receiver = createReceiver({ secret: need('PAYHOOK_WEBHOOK_SECRET'), store, logger, signatureHeader }).onAny((event) => {
     const order = orders.get(event.merchantReference) ?? {
       merchantReference: event.merchantReference,
       reference: event.reference,

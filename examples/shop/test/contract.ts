@@ -40,8 +40,8 @@ async function overHttp(app: DeliveryTarget): Promise<{ origin: string; close():
  * framework's `createApp(shop)`: the reference service delivers to the real app.
  */
 export function shopContract(name: string, createApp: (shop: Shop) => DeliveryTarget | Promise<DeliveryTarget>): void {
-  async function started(env: Record<string, string> = {}) {
-    const ref = await startReferenceService();
+  async function started(env: Record<string, string> = {}, signatureHeader?: string) {
+    const ref = await startReferenceService({ signatureHeader });
     const shop = createShop({ ...ref.env, ...env }, { logger: quiet });
     const app = await createApp(shop);
     await ref.deliverTo(app);
@@ -103,6 +103,23 @@ export function shopContract(name: string, createApp: (shop: Shop) => DeliveryTa
       const { events: ran } = (await t.order('order-storm')) as { events: string[] };
       expect([...ran].sort()).toEqual(['payment.refunded', 'payment.refunding', 'payment.success']);
       for (const event of events) await expect(t.shop).toHaveProcessedExactlyOnce(event);
+    });
+
+    it('reads ePay’s X-Epay-Signature with PAYHOOK_SIGNATURE_HEADER, and without it the interface’s header only', async () => {
+      await using epay = await started({ PAYHOOK_SIGNATURE_HEADER: 'X-Epay-Signature' }, 'X-Epay-Signature');
+      const paid = await epay.checkout('order-epay');
+      await epay.ref.pay(paid.reference);
+      expect(epay.ref.deliveries({ reference: paid.reference }).map((d) => [d.signatureHeader, d.state])).toEqual([
+        ['x-epay-signature', 'delivered'],
+      ]);
+      expect(await epay.order('order-epay')).toMatchObject({ status: 'completed', events: ['payment.success'] });
+
+      // Unset, the shop reads X-Service-Signature: ePay's header alone is refused, and nothing runs.
+      await using plain = await started({}, 'X-Epay-Signature');
+      const refused = await plain.checkout('order-plain');
+      await plain.ref.pay(refused.reference);
+      expect(plain.ref.deliveries({ reference: refused.reference })[0]!.attempts[0]!.status).toBe(401);
+      expect(await plain.order('order-plain')).toMatchObject({ status: 'pending', events: [] });
     });
 
     it('a refund the service delivers before its payment is handled first: payhook does not reorder', async () => {
