@@ -159,8 +159,10 @@ for (const r of results) {
  * The board's page (issue 36): its one script and one stylesheet as a browser gets them, served by
  * the built @payhook/board, gzipped. No front-end framework: the script adds live rows with DOM
  * calls. Measured when set: 844 bytes (script) and 1,080 bytes (style) gzipped; budgets about 20% over.
+ * Raised for issue 51 (the order, amount and resolved columns, the phone layout): 1,008 and 1,279
+ * measured, budgets again about 15% over.
  */
-const BOARD_BUDGETS_BYTES = { 'board.js': 1024, 'board.css': 1280 };
+const BOARD_BUDGETS_BYTES = { 'board.js': 1152, 'board.css': 1472 };
 const board = [];
 {
   const dist = (pkg, file) => import(pathToFileURL(join(root, 'packages', pkg, 'dist', file)).href);

@@ -65,6 +65,9 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
 
     const rows = await openList(page, ex.app.url, { reference: twice.reference }, (rs) => rs.length === 2, 'both copies');
     expect(rows.map((r) => r.outcome).sort()).toEqual(['duplicate', 'processed']);
+    // Which order is this: the order id, the customer and the amount, from the kept body (issue 51).
+    for (const r of rows)
+      expect(r).toMatchObject({ order: twice.merchantReference, amount: '120.00 ETB', customer: expect.stringMatching(/911234567$/) });
     const processed = rows.find((r) => r.outcome === 'processed')!.id;
     await follow(page, () => page.click(`tr[data-id="${processed}"] a`), /\/deliveries\//);
     expect(await factsOf(page)).toMatchObject({
@@ -85,7 +88,11 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     expect(await page.locator('nav.actions a').allTextContents()).toEqual(['Replay…', 'Force replay…', 'Erase this payment’s records…']);
 
     await follow(page, () => page.click('nav.actions >> text=Replay…'), /\/confirm\?action=replay&id=/);
-    expect(await page.textContent('main h2')).toBe(`Replay: delivery ${processed}?`);
+    // The confirmation names the payment: reference, order id and amount; the delivery below.
+    expect(await page.textContent('main h2')).toBe(`Replay: payment ${twice.reference}, order ${twice.merchantReference}, 120.00 ETB?`);
+    expect(await page.textContent('#subject')).toMatch(
+      new RegExp(`^Delivery${processed}, received .+ UTCCustomer.*911234567Outcomeprocessed \\(200\\)$`),
+    );
     expect(await page.inputValue('form.actions input[name=csrf]')).toMatch(/^[\w-]{43}$/);
     expect(await page.inputValue('form.actions input[name=id]')).toBe(processed);
     expect(await page.textContent('form.actions button[type=submit]')).toBe('Replay');
@@ -124,11 +131,21 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     expect((await factsOf(page))['Dead letter']).toMatch(/^rejected, .+ UTC; open$/);
     await follow(page, () => page.click('nav.actions >> text=Retry dead letter…'), /action=retry&/);
     await follow(page, () => page.click('form.actions button[type=submit]'), /after=retry/);
-    expect(await notice(page)).toBe('Retried: the dead letter is closed.');
+    // The banner says what the retry did (issue 51), and links the replay.
+    expect(await notice(page)).toBe('Retried: processed (200). The dead letter is closed. Open the replay.');
+    expect(await page.getAttribute('main p.notice a', 'href')).toMatch(new RegExp(`^${BASE}/deliveries/`));
+    mkdirSync(DOCS, { recursive: true });
+    await page.screenshot({ path: join(DOCS, 'retried.png') });
     expect((await factsOf(page))['Dead letter']).toMatch(/^rejected, .+ UTC; retried by \S+$/);
     expect(await page.locator('nav.actions >> text=Retry dead letter…').count()).toBe(0);
     // The forced replay ran the shop's handler: processed.
-    await openList(page, ex.app.url, { reference: refused.reference }, (rs) => rs[0]?.outcome === 'processed', 'the replay');
+    const rows = await openList(page, ex.app.url, { reference: refused.reference }, (rs) => rs[0]?.outcome === 'processed', 'the replay');
+    // The rejection reads as resolved by the retry, no longer as a red failure.
+    expect(rows[1]!.outcome).toBe('rejected resolved by a later replay dead letter, retried');
+    expect(await page.locator(`tr[data-id="${rows[1]!.id}"] .outcome`).evaluateAll((s) => s.map((e) => e.className))).toEqual([
+      'outcome resolved',
+      'outcome resolved',
+    ]);
     expect(await filter(page, { dead: 'open' })).toEqual([]);
     await page.close();
   });
@@ -150,7 +167,7 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     const rows = await openList(page, ex.app.url, { reference: erased.reference }, (rs) => rs.length === 2, 'both copies');
     await follow(page, () => page.click(`tr[data-id="${rows[0]!.id}"] a`), /\/deliveries\//);
     await follow(page, () => page.click('nav.actions >> text=Erase this payment’s records…'), /action=erase&/);
-    expect(await page.textContent('main h2')).toBe(`Erase: payment ${erased.reference}?`);
+    expect(await page.textContent('main h2')).toBe(`Erase: payment ${erased.reference}, order ${erased.merchantReference}, 120.00 ETB?`);
     await follow(page, () => page.click('form.actions button.danger'), /erased=2/);
     expect(await notice(page)).toBe('Erased 2 records.');
     expect(await filter(page, { reference: erased.reference })).toEqual([]);
@@ -185,11 +202,48 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     await row.waitFor({ timeout: 10_000 });
     const rows = await rowsOf(page);
     expect(rows).toHaveLength(before + 1);
-    expect(rows[0]).toMatchObject({ reference: paid.reference, outcome: 'processed' });
+    expect(rows[0]).toMatchObject({ reference: paid.reference, outcome: 'processed', order: paid.merchantReference, amount: '120.00 ETB' });
     expect(await page.textContent('#live-status')).toBe('1 new delivery since the page loaded.');
     expect(navigations).toBe(0);
     expect(await page.evaluate(() => (window as { __stayed?: boolean }).__stayed)).toBe(true);
+    // The script builds the row a reload shows, cell for cell (the server's badges add a title).
+    const cellsOf = (id: string) => page.$eval(`tr[data-id="${id}"]`, (tr) => tr.innerHTML.replace(/ title="[^"]*"/g, ''));
+    const live = await cellsOf(rows[0]!.id);
+    await page.reload();
+    expect(await cellsOf(rows[0]!.id)).toBe(live);
     await page.close();
+  });
+
+  it('fits a phone: at 390 px the list stacks its rows, each value named, with no page-wide horizontal scroll', async () => {
+    const phone = await browser.newContext({
+      httpCredentials: { username: 'admin', password: ex.password },
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    const page = await phone.newPage();
+    const rows = await openList(page, ex.app.url, {}, (rs) => rs.some((r) => r.reference === keyed.reference), 'the payments');
+    await chartLoaded(page);
+    const wide = () => page.evaluate(() => document.documentElement.scrollWidth);
+    expect(await wide()).toBeLessThanOrEqual(390);
+    const first = page.locator(`tr[data-id="${rows.find((r) => r.reference === keyed.reference)!.id}"]`);
+    expect(
+      await first
+        .locator('td[data-label=Order]')
+        .evaluate((td) => [getComputedStyle(td).display, getComputedStyle(td, '::before').content]),
+    ).toEqual(['block', '"Order"']);
+    expect(await first.locator('td[data-label=Order] .value').textContent()).toBe(keyed.merchantReference);
+    expect(await first.locator('td[data-label=Amount]').isVisible()).toBe(true);
+    expect(await page.isVisible('#deliveries thead')).toBe(false);
+    mkdirSync(DOCS, { recursive: true });
+    await page.screenshot({ path: join(DOCS, 'list-phone.png') });
+    // One delivery and its confirmation fit too.
+    const id = rows.find((r) => r.reference === keyed.reference)!.id;
+    for (const path of [`/deliveries/${encodeURIComponent(id)}`, `/confirm?action=replay&id=${encodeURIComponent(id)}`]) {
+      await page.goto(url(path));
+      expect(await wide(), path).toBeLessThanOrEqual(390);
+    }
+    await phone.close();
   });
 
   it('passes axe (nothing serious or critical) on the list, a delivery and a confirmation, and replays by keyboard alone', async () => {
@@ -225,7 +279,7 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     await page.screenshot({ path: join(DOCS, 'delivery.png') });
     await page.goto(url(`/confirm?action=replay&id=${encodeURIComponent(id)}`));
     await page.screenshot({ path: join(DOCS, 'confirm.png') });
-    for (const name of ['list', 'delivery', 'confirm'])
+    for (const name of ['list', 'delivery', 'confirm', 'list-phone', 'retried'])
       expect(readFileSync(join(DOCS, `${name}.png`)).toString('latin1', 1, 4)).toBe('PNG');
     await page.close();
   });
@@ -239,7 +293,8 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     const rows = await openList(page, ex.app.url, {}, (rs) => rs.some((r) => r.reference === shown), 'the refusal');
     const row = page.locator(`tr[data-id="${rows.find((r) => r.reference === shown)!.id}"]`);
     expect(await row.locator('td.value').isVisible()).toBe(true);
-    expect(await row.locator('td').nth(2).textContent()).toBe('<script>window.__pwned=2</script>');
+    expect(await row.locator('td[data-label=Event]').textContent()).toBe('<script>window.__pwned=2</script>');
+    expect(await row.locator('td[data-label=Order]').textContent()).toBe('refused: body never parsed');
     expect(await page.locator('img[src=x], main script').count()).toBe(0);
     expect(await pwned(page)).toBeUndefined();
 
@@ -252,6 +307,34 @@ describe.skipIf(!runBrowserTests || !databaseUrl)('the board in headless Chromiu
     expect(await page.locator('nav.actions >> text=Replay…').count()).toBe(0);
     expect(await page.locator('img[src=x], main script').count()).toBe(0);
     expect(await pwned(page)).toBeUndefined();
+    await page.close();
+  });
+
+  it('adds a refused delivery live with the sender’s controls written out, as a reload shows it (§3.1)', async () => {
+    const page = await context.newPage();
+    await page.goto(url('/'));
+    const tag = Math.random().toString(36).slice(2, 8);
+    const reference = `P\u202eLIVE-${tag}\u001b[2J\u0007`;
+    const written = `P\\u202eLIVE-${tag}\\x1b[2J\\x07`;
+    const body = JSON.stringify({ reference, event: 'payment.success\u202e' });
+    const res = await fetch(`${ex.app.url}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(401);
+    const row = page.locator('#deliveries tbody tr.new', { hasText: `LIVE-${tag}` });
+    await row.waitFor({ timeout: 10_000 });
+    const shown = { reference: written, event: 'payment.success\\u202e', order: 'refused: body never parsed' };
+    const cells = async () => ({
+      reference: await row.locator('td[data-label=Reference]').textContent(),
+      event: await row.locator('td[data-label=Event]').textContent(),
+      order: await row.locator('td[data-label=Order]').textContent(),
+    });
+    expect(await cells()).toEqual(shown);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: these raw characters are what must not reach the page
+    expect(await page.evaluate(() => /[\u202e\u001b\u0007]/.test(document.body.textContent ?? ''))).toBe(false);
+    await page.reload();
+    await page.locator('#deliveries tbody tr', { hasText: `LIVE-${tag}` }).waitFor();
+    const reloaded = page.locator('#deliveries tbody tr', { hasText: `LIVE-${tag}` });
+    expect(await reloaded.locator('td[data-label=Reference]').textContent()).toBe(shown.reference);
+    expect(await reloaded.locator('td[data-label=Event]').textContent()).toBe(shown.event);
     await page.close();
   });
 });

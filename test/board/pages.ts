@@ -5,14 +5,23 @@ import type { Page } from 'playwright-core';
 import { until } from '../support/wait.js';
 import { BASE } from './example.js';
 
-/** The list's rows as a person reads them: the reference cell and the outcome cell's text. */
-export function rowsOf(page: Page): Promise<Array<{ id: string; reference: string; outcome: string }>> {
+/** The list's rows as a person reads them: each cell's text by its column (the Order cell's order id and customer apart). */
+export function rowsOf(
+  page: Page,
+): Promise<Array<{ id: string; reference: string; order: string; customer: string; amount: string; event: string; outcome: string }>> {
   return page.$$eval('#deliveries tbody tr[data-id]', (trs) =>
-    (trs as HTMLTableRowElement[]).map((tr) => ({
-      id: tr.getAttribute('data-id') ?? '',
-      reference: tr.cells[1]?.textContent ?? '',
-      outcome: tr.cells[3]?.textContent ?? '',
-    })),
+    (trs as HTMLTableRowElement[]).map((tr) => {
+      const text = (selector: string) => tr.querySelector(selector)?.textContent ?? '';
+      return {
+        id: tr.getAttribute('data-id') ?? '',
+        reference: text('td[data-label=Reference]'),
+        order: text('td[data-label=Order] > :first-child'),
+        customer: text('td[data-label=Order] .customer'),
+        amount: text('td[data-label=Amount]'),
+        event: text('td[data-label=Event]'),
+        outcome: text('td[data-label=Outcome]'),
+      };
+    }),
   );
 }
 

@@ -1,9 +1,11 @@
 import { eraseDeliveries, retryDeadLetters } from '@payhook/core';
-import { adapterOf } from '@payhook/core/adapter';
+import { writeAudit, type BoardAuditRecord } from './options.js';
 import { html } from './html.js';
 import { link, noSuchDelivery, page, problem, who, type View } from './page.js';
 import { accountLedger } from '@payhook/core/store';
 import { isAccountName } from './scope.js';
+import { tallyOf } from './views/retried.js';
+import { deliverySubject, paymentSubject } from './views/subject.js';
 
 /** The actions, each confirmed on a page of its own before its post does anything. */
 export const ACTIONS = {
@@ -66,24 +68,26 @@ export async function confirmView(view: View, action: Action): Promise<Response>
     return problem(view, 400, 'Nothing to act on', `${a.verb} needs ${what}: start from the board's pages.`);
   }
   // A delivery this viewer cannot see (another account's) is confirmed as one that never was.
-  if (a.needs === 'id' && (await view.ledger.get(id)) === undefined) return noSuchDelivery(view, id);
+  const entry = a.needs === 'id' ? await view.ledger.get(id) : undefined;
+  if (a.needs === 'id' && entry === undefined) return noSuchDelivery(view, id);
   const account = actingAccount(view, params);
   if (account === null) return notAnAccount(view);
-  const target =
-    a.needs === 'id'
-      ? html`delivery <code class="value">${id}</code>`
-      : a.needs === 'reference'
-        ? html`payment <code class="value">${reference}</code>${reach(view, account)}`
-        : a.needs === 'customer'
-          ? html`customer <code class="value">${email || phone}</code>${reach(view, account)}`
-          : html`every open dead letter${reach(view, account)}`;
+  // The payment is named (reference, order id, amount), not only the ledger's id.
+  const subject = entry && deliverySubject(entry);
+  const target = subject
+    ? subject.target
+    : a.needs === 'reference'
+      ? await paymentSubject(view, reference, account, reach(view, account))
+      : a.needs === 'customer'
+        ? html`customer <code class="value">${email || phone}</code>${reach(view, account)}`
+        : html`every open dead letter${reach(view, account)}`;
   const back =
     a.needs === 'id'
       ? link(view, `/deliveries/${encodeURIComponent(id)}`)
       : link(view, '/', a.needs === 'nothing' ? { dead: 'open', account: view.platform ? account : undefined } : { reference });
   // The platform's form says which account it is held to; an account's viewer is held to theirs whatever a form says.
   const held = view.platform && a.needs !== 'id' ? account : undefined;
-  const body = html`<h2>${a.verb}: ${target}?</h2><p>${a.what}</p>
+  const body = html`<h2>${a.verb}: ${target}?</h2>${subject?.facts}<p>${a.what}</p>
 <form method="post" action="${link(view, `/actions/${action}`)}" class="actions">
 <input type="hidden" name="csrf" value="${view.token}">${id && html`<input type="hidden" name="id" value="${id}">`}${reference && html`<input type="hidden" name="reference" value="${reference}">`}${email && html`<input type="hidden" name="email" value="${email}">`}${phone && html`<input type="hidden" name="phone" value="${phone}">`}${held && html`<input type="hidden" name="account" value="${held}">`}
 <button type="submit"${action !== 'replay' && action !== 'retry' && action !== 'retry-all' ? html` class="danger"` : html` class="primary"`}>${a.verb}</button> <a href="${back}">Cancel</a>
@@ -91,22 +95,26 @@ export async function confirmView(view: View, action: Action): Promise<Response>
   return page(view, `${a.verb}?`, body);
 }
 
+type AuditTarget = BoardAuditRecord['target'];
+
 /** Do a confirmed action, write who did it to the receiver's logger, and send the browser to what it changed. */
 export async function act(view: View, action: Action, form: URLSearchParams): Promise<Response> {
   const { receiver } = view.settings;
   const ledger = receiver.store.ledger!;
   const id = form.get('id') ?? '';
   const reference = form.get('reference') ?? '';
-  const log = adapterOf(receiver).log;
   const user = { user: view.viewer.user, account: view.viewer.account, action };
-  const audit = (fields: object, what: string) => log('info', { board: { ...user, ...fields } }, `[@payhook/board] ${who(view)}: ${what}`);
+  // The logger's line (`fields` under `board`), and the `audit` hook's record (audit.ts).
+  const audit = (fields: object, what: string, target: AuditTarget, result: BoardAuditRecord['result'], err?: unknown) =>
+    writeAudit(receiver, view.settings.audit, { ...user, target, result, message: `${who(view)}: ${what}` }, fields, err);
   // A delivery this viewer cannot see: a forged form naming another account's id is answered as a missing one.
   const entry = ACTIONS[action].needs === 'id' ? await view.ledger.get(id) : undefined;
   if (ACTIONS[action].needs === 'id' && entry === undefined) {
-    log(
-      'warn',
-      { board: { ...user, id, refused: 'no such delivery' } },
-      `[@payhook/board] ${who(view)}: ${action} of ${id} refused: no such delivery for this viewer`,
+    await audit(
+      { id, refused: 'no such delivery' },
+      `${action} of ${id} refused: no such delivery for this viewer`,
+      { id },
+      { kind: 'refused', why: 'no such delivery' },
     );
     return noSuchDelivery(view, id);
   }
@@ -118,9 +126,11 @@ export async function act(view: View, action: Action, form: URLSearchParams): Pr
   try {
     if (action === 'replay' || action === 'force') {
       const r = await receiver.replay(id, { force: action === 'force' });
-      audit(
+      await audit(
         { id, scope: account, replay: r.deliveryId, outcome: r.outcome },
         `${ACTIONS[action].verb.toLowerCase()} of ${id}: ${r.outcome} (${r.status})`,
+        { id, scope: account },
+        { kind: 'done', outcome: r.outcome, replay: r.deliveryId },
       );
       return seeOther(
         r.deliveryId === undefined
@@ -138,11 +148,23 @@ export async function act(view: View, action: Action, form: URLSearchParams): Pr
             : (await reachable.list({ deadLetters: 'open', limit: 1000 })).reverse().map((e) => e.id);
       const results = await retryDeadLetters(receiver, ids === undefined ? {} : { ids });
       const closed = results.filter((x) => x.closed).length;
-      audit({ scope: account, ids: results.map((x) => x.id), closed }, `retried ${results.length} dead letters, ${closed} closed`);
+      const retried = results.map((x) => x.id);
+      await audit(
+        { scope: account, ids: retried, closed },
+        `retried ${results.length} dead letters, ${closed} closed`,
+        action === 'retry' ? { id, scope: account } : { deadLetters: 'open', scope: account },
+        { kind: 'done', retried, closed },
+      );
       return seeOther(
         action === 'retry'
-          ? link(view, `/deliveries/${encodeURIComponent(id)}`, { after: 'retry' })
-          : link(view, '/', { dead: 'open', account: listed, retried: results.length, closed }),
+          ? link(view, `/deliveries/${encodeURIComponent(id)}`, { after: 'retry', replay: results[0]?.report.deliveryId })
+          : link(view, '/', {
+              dead: 'open',
+              account: listed,
+              retried: results.length,
+              closed,
+              ...tallyOf(results.map((x) => x.report.outcome)),
+            }),
       );
     }
     if (action === 'erase-customer') {
@@ -150,18 +172,32 @@ export async function act(view: View, action: Action, form: URLSearchParams): Pr
       const phone = email === undefined ? form.get('phone') || undefined : undefined;
       const { erased } = await eraseDeliveries(reachable, { email, phone });
       // The audit line says that a customer was erased, not who: the log would keep what was erased.
-      audit(
-        { scope: account, erased, by: email !== undefined ? 'email' : 'phone' },
-        `erased ${erased} records of a customer, by ${email !== undefined ? 'email' : 'phone'}`,
+      const by = email !== undefined ? 'email' : 'phone';
+      await audit(
+        { scope: account, erased, by },
+        `erased ${erased} records of a customer, by ${by}`,
+        { customer: by, scope: account },
+        { kind: 'done', erased },
       );
       return seeOther(link(view, '/', { account: listed, erased }));
     }
     const { erased } = await eraseDeliveries(reachable, { reference });
-    audit({ scope: account, reference, erased }, `erased ${erased} records of reference ${JSON.stringify(reference)}`);
+    await audit(
+      { scope: account, reference, erased },
+      `erased ${erased} records of reference ${JSON.stringify(reference)}`,
+      { reference, scope: account },
+      { kind: 'done', erased },
+    );
     return seeOther(link(view, '/', { account: listed, erased }));
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    log('warn', { board: { ...user, id, reference }, err: error }, `[@payhook/board] ${who(view)}: ${action} failed: ${message}`);
+    await audit(
+      { id, reference },
+      `${action} failed: ${message}`,
+      { id: id || undefined, reference: reference || undefined },
+      { kind: 'failed', error: message },
+      error,
+    );
     // payhook's own errors say what to do; anything else (a driver's) stays in the logs.
     const shown = message.startsWith('[@payhook/') ? message : 'It failed; the receiver’s log says why.';
     return problem(view, 409, `${ACTIONS[action].verb} did not happen`, shown);

@@ -1,6 +1,6 @@
 import { adapterOf } from '@payhook/core/adapter';
 import type { LiveCounter } from './live.js';
-import { newToken, tokenCookie, tokenOf } from './guard.js';
+import { misdirected, newToken, tokenCookie, tokenOf } from './guard.js';
 import { boardSettings, type BoardOptions, type BoardSettings, type BoardViewer } from './options.js';
 import { bare, type View } from './page.js';
 import { accountLedger } from '@payhook/core/store';
@@ -26,19 +26,35 @@ export interface Board {
 export function createBoard(options: BoardOptions): Board {
   const settings = boardSettings(options);
   const live: LiveCounter = { open: 0 };
+  // The names refused so far, each logged once: a hostile page asking again and again fills no log.
+  const misnamed = new Set<string>();
   return {
     basePath: settings.basePath,
     fetch: (request) =>
-      serve(settings, request, live).catch((error: unknown) => {
+      serve(settings, request, live, misnamed).catch((error: unknown) => {
         adapterOf(settings.receiver).log('error', { err: error }, `[@payhook/board] a board request failed: ${String(error)}`);
         return bare(500, 'The board failed; the receiver’s log says why.');
       }),
   };
 }
 
-async function serve(settings: BoardSettings, request: Request, live: LiveCounter): Promise<Response> {
+async function serve(settings: BoardSettings, request: Request, live: LiveCounter, misnamed: Set<string>): Promise<Response> {
   const url = new URL(request.url);
   const { basePath } = settings;
+  // Where it was sent, before who sent it: a hostile page's name pointed at this machine reads and does nothing.
+  const wrongHost = misdirected(request, url, settings.hosts);
+  if (wrongHost !== undefined) {
+    const host = (request.headers.get('host') || url.host).slice(0, 100);
+    if (!misnamed.has(host) && misnamed.size < 100) {
+      misnamed.add(host);
+      adapterOf(settings.receiver).log(
+        'warn',
+        { board: { host, refused: wrongHost } },
+        `[@payhook/board] refused a request for host ${JSON.stringify(host)}: ${wrongHost}. If the board is served under that name, add it to createBoard's \`hosts\`.`,
+      );
+    }
+    return bare(421, 'This board is not served under this name.');
+  }
   if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) return bare(404, 'Not found.');
   const path = url.pathname.slice(basePath.length) || '/';
   // Who it is, before anything is read or shown.
@@ -58,7 +74,12 @@ async function serve(settings: BoardSettings, request: Request, live: LiveCounte
     ledger: accountLedger(settings.receiver.store.ledger!, viewer.account, '[@payhook/board]'),
     platform: settings.accounts && viewer.account === undefined,
   };
-  const response = await route(view, request, path, live);
+  let response = await route(view, request, path, live);
+  // A HEAD gets a GET's status and headers, and nothing of its body: a live stream ends before it keeps a place or looks.
+  if (request.method.toUpperCase() === 'HEAD' && response.body !== null) {
+    await response.body.cancel();
+    response = new Response(null, { status: response.status, headers: response.headers });
+  }
   // The first page a browser gets sets the token its forms send back.
   if (cookieToken === undefined && response.headers.get('content-type')?.startsWith('text/html'))
     response.headers.append('set-cookie', tokenCookie(token, basePath, url.protocol === 'https:'));

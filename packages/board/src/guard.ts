@@ -82,6 +82,62 @@ export async function readForm(request: Request, deadline?: BodyDeadline): Promi
   return typeof bytes === 'string' ? bytes : new URLSearchParams(new TextDecoder().decode(bytes));
 }
 
+/** A name in `hosts`: a host name, with the one port it is served on, or any port. */
+export interface BoardHost {
+  hostname: string;
+  port: string | undefined;
+}
+
+/** `value` (a Host header, `name` or `name:port`) as WHATWG URL reads it, or undefined when it is none. */
+function parseHost(value: string): { hostname: string; port: string } | undefined {
+  if (value === '' || /[\s/?#@\\]/.test(value)) return undefined;
+  try {
+    const url = new URL(`http://${value}`);
+    return { hostname: url.hostname, port: url.port };
+  } catch {
+    return undefined;
+  }
+}
+
+/** An entry of `hosts` (`pay.example.com`, `pay.example.com:8443`), or undefined when it is no host name. */
+export function boardHost(value: unknown): BoardHost | undefined {
+  const parsed = typeof value === 'string' ? parseHost(value) : undefined;
+  return parsed && { hostname: parsed.hostname, port: /:\d+$/.test(value as string) ? parsed.port : undefined };
+}
+
+/** Where nodeBoard and fastifyBoard note the local address of the socket a request came on (one symbol for the ESM and CJS builds). */
+const REACHED_AT = Symbol.for('@payhook/board: reached at');
+export const noteReachedAt = (request: Request, address: string | undefined): Request =>
+  address ? Object.defineProperty(request, REACHED_AT, { value: address }) : request;
+
+/** Names no DNS answer can give to another site: localhost (and its subdomains, which browsers keep on this machine) and IP addresses. */
+const ownName = (hostname: string) =>
+  hostname === 'localhost' || hostname.endsWith('.localhost') || hostname.startsWith('[') || /^\d+\.\d+\.\d+\.\d+$/.test(hostname);
+const loopback = (address: string) => /^(?:127\.|::1$|::ffff:127\.)/i.test(address);
+
+/**
+ * Why the board does not answer a request addressed to this host (DNS rebinding: a hostile page
+ * whose name now points at this machine), or undefined when it does. Loopback names and IP
+ * addresses always pass. With `hosts`, only those names pass besides; without it, any name passes
+ * unless the request came on a loopback socket (nodeBoard and fastifyBoard know it): a development
+ * board on localhost. Proxy headers (X-Forwarded-*) do not open that door: a rebound page is the
+ * same origin as its own name, so it may send them as it likes. A proxy on the same machine that
+ * keeps the browser's Host names it in `hosts`.
+ */
+export function misdirected(request: Request, url: URL, hosts: readonly BoardHost[] | undefined): string | undefined {
+  // The Host header first: Next builds request.url from its own hostname, not the host the browser asked.
+  const host = parseHost(request.headers.get('host') || url.host);
+  if (host === undefined) return 'its Host is no host name';
+  if (ownName(host.hostname)) return undefined;
+  if (hosts !== undefined)
+    return hosts.some((h) => h.hostname === host.hostname && (h.port === undefined || h.port === host.port))
+      ? undefined
+      : 'its Host is not one of the board’s `hosts`';
+  const at = (request as { [REACHED_AT]?: string })[REACHED_AT];
+  if (at === undefined || !loopback(at)) return undefined;
+  return 'it came on a loopback connection under another name than localhost (DNS rebinding?)';
+}
+
 /** Headers on every answer: a policy that runs only the board's own files, and no framing, sniffing, caching, or referrer to other sites. */
 export const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy':

@@ -1,7 +1,10 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { SECURITY_HEADERS } from './guard.js';
 import { at, bare, link, type View } from './page.js';
+import { escapeText } from '@payhook/core/api';
 import { eventLabel, toneOf } from './views/outcome.js';
+import { paymentOf } from './views/payment.js';
+import { deadTone, resolverName, resolverOf } from './views/resolved.js';
 
 /** How many records one look at the ledger sends at most: past that many a second, the page shows the newest and a reload shows all. */
 const BATCH = 100;
@@ -15,7 +18,12 @@ const LIVE_FOR_MS = 5 * 60_000;
 /** Ids remembered as sent, so that the look-back sends none twice. */
 const REMEMBERED = 1_000;
 
-/** What the page's script needs to add a row: plain values, written into the page as text. */
+/**
+ * What the page's script needs to add a row: plain values, written into the page as text
+ * (`textContent`), each written out as the server-rendered list writes it (escapeText: control,
+ * bidi and lone surrogate characters as `\xNN` or `\uXXXX`), so a live row reads as the same row
+ * after a reload.
+ */
 export interface LiveRow {
   id: string;
   href: string;
@@ -23,35 +31,58 @@ export interface LiveRow {
   account: string;
   receivedAt: string;
   reference: string;
+  /** The Order and Amount cells (views/table.ts): from the kept body, or `why` there is nothing to show. */
+  order: string;
+  customer: string;
+  amount: string;
+  why: string;
   event: string;
   outcome: string;
   tone: string;
   late: string;
   lateTone: string;
+  /** What settled this failure later ('attempt 2'), and its page; '' when nothing did (views/resolved.ts). */
+  resolved: string;
+  resolvedHref: string;
   deadLetter: string;
+  /** Red while the dead letter is open, neutral once retried. */
+  deadTone: string;
   status: number;
   attempt: string;
   signature: string;
   took: string;
 }
 
-export const liveRow = (view: Pick<View, 'settings'>, e: LedgerEntry): LiveRow => ({
-  id: e.id,
-  href: link(view, `/deliveries/${encodeURIComponent(e.id)}`),
-  account: e.account ?? '',
-  receivedAt: at(e.receivedAt),
-  reference: e.reference ?? '',
-  event: eventLabel(e),
-  outcome: e.outcome,
-  tone: toneOf(e.outcome),
-  late: e.late?.outcome ?? '',
-  lateTone: e.late ? toneOf(e.late.outcome) : '',
-  deadLetter: e.deadLetter ? (e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter') : '',
-  status: e.status,
-  attempt: e.attempt === undefined ? '' : String(e.attempt),
-  signature: e.signature,
-  took: `${Math.round(e.durationMs)} ms`,
-});
+export function liveRow(view: Pick<View, 'settings'>, e: LedgerEntry, resolvedBy?: LedgerEntry): LiveRow {
+  const p = paymentOf(e);
+  const resolved = (tone: string) => (resolvedBy === undefined ? tone : 'resolved');
+  const row: LiveRow = {
+    id: e.id,
+    href: link(view, `/deliveries/${encodeURIComponent(e.id)}`),
+    account: e.account ?? '',
+    receivedAt: at(e.receivedAt),
+    reference: e.reference ?? '',
+    order: p.order ?? '',
+    customer: p.customer ?? '',
+    amount: p.amount ?? '',
+    why: p.why ?? '',
+    event: eventLabel(e),
+    outcome: e.outcome,
+    tone: e.late ? toneOf(e.outcome) : resolved(toneOf(e.outcome)),
+    late: e.late?.outcome ?? '',
+    lateTone: e.late ? resolved(toneOf(e.late.outcome)) : '',
+    resolved: resolvedBy ? resolverName(resolvedBy) : '',
+    resolvedHref: resolvedBy ? link(view, `/deliveries/${encodeURIComponent(resolvedBy.id)}`) : '',
+    deadLetter: e.deadLetter ? (e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter') : '',
+    deadTone: e.deadLetter ? deadTone(e) : '',
+    status: e.status,
+    attempt: e.attempt === undefined ? '' : String(e.attempt),
+    signature: e.signature,
+    took: `${Math.round(e.durationMs)} ms`,
+  };
+  // The sender's words (a refused delivery's reference and event) reach the page as text, written out as the list writes them.
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' ? escapeText(v) : v])) as unknown as LiveRow;
+}
 
 /** The streams open now, per board: each looks at the ledger once a `live.intervalMs`. */
 export interface LiveCounter {
@@ -116,7 +147,8 @@ export function liveStream(
             limit: BATCH,
           });
           for (const e of found.filter((x) => x.id > floor && !sent.has(x.id) && matches(x)).reverse()) {
-            send(`id: ${e.id}\nevent: delivery\ndata: ${JSON.stringify(liveRow(view, e))}\n\n`);
+            // A failure settled by a later attempt in the same look reads as resolved, as after a reload.
+            send(`id: ${e.id}\nevent: delivery\ndata: ${JSON.stringify(liveRow(view, e, resolverOf(e, found)))}\n\n`);
             sent.add(e.id);
             if (sent.size > REMEMBERED) sent.delete(sent.values().next().value!);
             newest = Math.max(newest, e.receivedAt);

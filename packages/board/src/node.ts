@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Board } from './board.js';
-import { MAX_FORM_BYTES } from './guard.js';
+import { noteReachedAt } from './guard.js';
 
 /** What Express and body parsers leave on a Node request. */
 type NodeRequest = IncomingMessage & { originalUrl?: string; body?: unknown; _body?: boolean };
-type Body = Uint8Array<ArrayBuffer> | string;
+type Body = Uint8Array<ArrayBuffer> | string | ReadableStream<Uint8Array>;
 
 /**
  * The board for Node's own requests: Express (`app.use(board.basePath, nodeBoard(board))`) and
@@ -25,8 +25,7 @@ export interface FastifyBoardInstance {
   removeAllContentTypeParsers(): void;
   addContentTypeParser(
     type: string,
-    options: { parseAs: 'buffer'; bodyLimit: number },
-    parser: (request: unknown, body: Buffer | string, done: (error: null, body: Buffer | string) => void) => void,
+    parser: (request: unknown, payload: IncomingMessage, done: (error: null, body?: unknown) => void) => void,
   ): void;
   all(path: string, handler: (request: FastifyBoardRequest, reply: FastifyBoardReply) => Promise<void>): unknown;
 }
@@ -40,9 +39,11 @@ interface FastifyBoardReply {
 }
 
 /**
- * The board for Fastify 4 and 5, as an encapsulated plugin: in its own context every body is
- * read as bytes (at most the board's form limit) for its routes at `basePath` and under it, and the
- * rest of the app parses as before. Register it without a `prefix` and do not wrap it in
+ * The board for Fastify 4 and 5, as an encapsulated plugin. In its own context Fastify reads no
+ * body: its one content-type parser hands the request's stream on unread, so that `authorize` is
+ * asked before anything is read (a stranger's post, however big or slow, gets 401 at once) and the
+ * board reads a form itself, bounded and within the receiver's `bodyTimeoutMs`, as nodeBoard does.
+ * The rest of the app parses as before. Register it without a `prefix` and do not wrap it in
  * fastify-plugin: its routes are `basePath` as the browser sees it.
  *
  * @example
@@ -50,16 +51,14 @@ interface FastifyBoardReply {
  */
 export function fastifyBoard(board: Board): (instance: FastifyBoardInstance) => Promise<void> {
   return async (instance) => {
-    // This context only: no JSON parsing, no 415; the board answers what is not its form.
+    // This context only: no JSON parsing, no 415, no body read before the board asks who it is.
     instance.removeAllContentTypeParsers();
-    const asBytes = { parseAs: 'buffer', bodyLimit: MAX_FORM_BYTES } as const;
-    const asIs = (_request: unknown, body: Buffer | string, done: (error: null, body: Buffer | string) => void) => done(null, body);
-    instance.addContentTypeParser('application/x-www-form-urlencoded', asBytes, asIs);
-    instance.addContentTypeParser('*', asBytes, asIs);
+    instance.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
     const handler = async (request: FastifyBoardRequest, reply: FastifyBoardReply) => {
       // The board writes the answer to the Node response itself.
       reply.hijack();
-      const body = request.body instanceof Uint8Array ? new Uint8Array(request.body) : '';
+      // The payload as Fastify's preParsing hooks left it (the request itself, when there are none), unread.
+      const body = request.body instanceof Readable ? (Readable.toWeb(request.body) as ReadableStream<Uint8Array>) : undefined;
       await respond(board, request.raw, reply.raw, body);
     };
     if (board.basePath !== '') instance.all(board.basePath, handler);
@@ -70,12 +69,13 @@ export function fastifyBoard(board: Board): (instance: FastifyBoardInstance) => 
 /** Express's, Fastify's and node:http's one path: the board's answer to a Node request, written to its response. */
 async function respond(board: Board, req: NodeRequest, res: ServerResponse, body?: Body): Promise<void> {
   try {
-    const response = await board.fetch(toRequest(req, body));
+    const response = await board.fetch(noteReachedAt(toRequest(req, body), req.socket?.localAddress));
     res.statusCode = response.status;
     for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
     const cookies = response.headers.getSetCookie();
     if (cookies.length > 0) res.setHeader('set-cookie', cookies);
     if (response.body === null || req.method === 'HEAD') {
+      await response.body?.cancel();
       res.end();
       return;
     }

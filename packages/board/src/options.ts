@@ -1,5 +1,6 @@
 import type { Receiver } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
+import { boardHost, type BoardHost } from './guard.js';
 
 /** Who is looking at the board, as `authorize` says: named in every audit line. */
 export interface BoardViewer {
@@ -48,10 +49,42 @@ export interface BoardOptions {
   pageSize?: number;
   /** The list's live updates: how often an open page's stream asks the ledger for new records (default 1,000 ms), and how many streams may be open at once (default 20). */
   live?: { intervalMs?: number; maxOpen?: number };
+  /**
+   * The names the board answers under, as the browser's `Host` says them: `pay.example.com` (any
+   * port) or `pay.example.com:8443` (that port). Loopback names (`localhost`, `127.0.0.1`,
+   * `[::1]`) and IP addresses are answered always: no DNS answer can give them to another site.
+   * Any other name gets 421 before `authorize` is asked, and a warning in the log.
+   *
+   * Left out, the board answers every name, as before, but one: a request that came on a loopback
+   * connection (the app on localhost) under another name is a hostile page whose name was pointed
+   * at this machine (DNS rebinding), and gets 421, whatever `X-Forwarded-*` headers it carries (the
+   * page may send those). A proxy on this machine that passes the browser's Host on names it here.
+   * nodeBoard and fastifyBoard see the connection; under `board.fetch`
+   * (Hono, Next, Bun, Deno) the board cannot, so a development board there whose `authorize` asks
+   * no credential should say `hosts: []` (loopback names only).
+   *
+   * @example
+   * hosts: ['pay.example.com'], // and localhost, for a developer on the machine
+   */
+  hosts?: readonly string[];
+  /**
+   * Gets a record of every action done on the board, every post it refused, and every action that
+   * failed: who, which account, what, to what, and what came of it, for an audit table of the
+   * app's own. It is awaited before the answer; one that throws is logged. With it, an action done
+   * is logged at info; without it, at warn, so that the default logger (warnings and errors only)
+   * still shows who did what.
+   *
+   * @example
+   * audit: (record) => db.insert('board_audit', record),
+   */
+  audit?: AuditHook;
 }
 
-export interface BoardSettings extends Required<Omit<BoardOptions, 'readOnly' | 'live'>> {
+export interface BoardSettings extends Required<Omit<BoardOptions, 'readOnly' | 'live' | 'hosts' | 'audit'>> {
   readOnly: boolean;
+  /** `hosts` read, or undefined for none given (guard.ts's `misdirected` says what each means). */
+  hosts: readonly BoardHost[] | undefined;
+  audit: AuditHook | undefined;
   /** Whether the receiver serves many accounts (`accounts`): its records name theirs. */
   accounts: boolean;
   live: { intervalMs: number; maxOpen: number };
@@ -92,6 +125,10 @@ export function boardSettings(options: BoardOptions): BoardSettings {
       `${NAME} live.intervalMs must be at least 10 ms and live.maxOpen a whole number (0 turns live updates off); got ${JSON.stringify(options.live)}. Leave them unset for 1,000 ms and 20.`,
     );
   }
+  const hosts = options.hosts === undefined ? undefined : hostsOf(options.hosts);
+  if (options.audit !== undefined && typeof options.audit !== 'function') {
+    throw new TypeError(`${NAME} audit must be a function (record) => void that keeps each action's record; got ${typeof options.audit}.`);
+  }
   const accounts = adapterOf(receiver).accountOf !== undefined;
   return {
     receiver,
@@ -101,5 +138,89 @@ export function boardSettings(options: BoardOptions): BoardSettings {
     accounts,
     pageSize,
     live: { intervalMs, maxOpen },
+    hosts,
+    audit: options.audit,
   };
+}
+
+function hostsOf(given: unknown): BoardHost[] {
+  const names = Array.isArray(given) ? given.map(boardHost) : [undefined];
+  const bad = names.findIndex((h) => h === undefined);
+  if (bad >= 0) {
+    const what = Array.isArray(given) ? JSON.stringify(given[bad]) : JSON.stringify(given);
+    throw new TypeError(
+      `${NAME} hosts must be a list of the names the board is served under, such as ['pay.example.com'] or ['pay.example.com:8443'] (no scheme, no path); got ${what}.`,
+    );
+  }
+  return names as BoardHost[];
+}
+
+/** The board's actions, as audit records name them. */
+export type BoardAction = 'replay' | 'force' | 'retry' | 'retry-all' | 'erase' | 'erase-customer';
+
+/**
+ * What one post to an action did, or why it was refused: what `audit` gets, in plain values ready
+ * for a table of the app's own.
+ */
+export interface BoardAuditRecord {
+  /** When, in epoch milliseconds. */
+  at: number;
+  /** Who: the `user` that `authorize` answered. */
+  user: string;
+  /** The account `authorize` held the viewer to; undefined for the platform's own staff and a single-account app. */
+  account: string | undefined;
+  action: BoardAction;
+  /**
+   * What it was done to: a delivery's id (replay, force, retry), a payment's reference (erase), how
+   * a customer was matched (erase-customer: `email` or `phone`, never the address itself), every
+   * open dead letter (retry-all); and `scope`, the account the action was held to, where it was.
+   */
+  target: { id?: string; reference?: string; customer?: 'email' | 'phone'; deadLetters?: 'open'; scope?: string };
+  /**
+   * `done`, with what came of it (a replay's outcome and its new record, the records erased, the
+   * dead letters retried and closed); `refused`, with why (a post without the page's token or from
+   * another site, a delivery this viewer cannot see); or `failed`, with the error's message.
+   */
+  result:
+    | { kind: 'done'; outcome?: string; replay?: string; erased?: number; retried?: readonly string[]; closed?: number }
+    | { kind: 'refused'; why: string }
+    | { kind: 'failed'; error: string };
+  /** The line the receiver's logger got, without the package's prefix: `ada@shop.example: replay of 0mf…: processed (200)`. */
+  message: string;
+}
+
+/** Where the board's audit records go: `audit`, if given, and the receiver's logger always. */
+export type AuditHook = (record: BoardAuditRecord) => void | Promise<void>;
+
+/**
+ * Write one action to the audit trail: the receiver's logger always, and `audit` when given. A
+ * refusal or a failure is a warning. An action done is an info line when `audit` keeps the trail,
+ * and a warning when it does not, so that the default logger (warnings and errors only) still says
+ * who did what. The hook is awaited; one that throws is logged and changes no answer.
+ */
+export async function writeAudit(
+  receiver: Receiver,
+  hook: AuditHook | undefined,
+  record: Omit<BoardAuditRecord, 'at'>,
+  board: object,
+  err?: unknown,
+): Promise<void> {
+  const { log } = adapterOf(receiver);
+  const level = hook !== undefined && record.result.kind === 'done' ? 'info' : 'warn';
+  const who = { user: record.user, account: record.account, action: record.action };
+  log(
+    level,
+    err === undefined ? { board: { ...who, ...board } } : { board: { ...who, ...board }, err },
+    `[@payhook/board] ${record.message}`,
+  );
+  if (hook === undefined) return;
+  try {
+    await hook({ at: Date.now(), ...record });
+  } catch (error) {
+    log(
+      'error',
+      { err: error },
+      `[@payhook/board] the audit hook failed on "${record.message}": ${String(error)}. The action itself is done; fix the hook.`,
+    );
+  }
 }

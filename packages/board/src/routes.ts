@@ -1,6 +1,7 @@
 import type { LedgerEntry } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { ACTIONS, act, confirmView, isAction, type Action } from './actions.js';
+import { writeAudit } from './options.js';
 import { SCRIPT, STYLE } from './assets.js';
 import { readForm, refusal, SECURITY_HEADERS } from './guard.js';
 import { liveStream, type LiveCounter } from './live.js';
@@ -98,11 +99,11 @@ async function post(view: View, request: Request, action: Action): Promise<Respo
   if (form === 'too-large') return bare(413, 'An action is a small form; this was not one.');
   const why = refusal(request, view.url, form);
   if (why !== undefined) {
-    adapterOf(view.settings.receiver).log(
-      'warn',
-      { board: { user: view.viewer.user, account: view.viewer.account, action, refused: why } },
-      `[@payhook/board] ${who(view)}: refused ${why}`,
-    );
+    const { user, account } = view.viewer;
+    // What the post named, as it named it: a forged form's words are data here.
+    const target = { id: form.get('id') || undefined, reference: form.get('reference') || undefined };
+    const record = { user, account, action, target, result: { kind: 'refused', why } as const, message: `${who(view)}: refused ${why}` };
+    await writeAudit(view.settings.receiver, view.settings.audit, record, { refused: why });
     return bare(403, `Refused: ${why}.`);
   }
   if (!view.canAct) return readOnly(view);

@@ -39,23 +39,31 @@ describe('a confirmation', () => {
     const [entry] = await app.receiver.store.ledger!.list({});
     const id = entry!.id;
     const { token, get } = await browser(app);
+    // The payment is named (issue 51): its reference, order id and amount; the delivery below.
+    const named = 'payment <code class="value">ref_one</code>, order <code class="value">order-ref_one</code>, 150.00 ETB';
+    const received = new Date(entry!.receivedAt)
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, ' UTC');
+    const processed = /<span class="outcome good" title="[^"]*">processed<\/span>/.exec(mainOf((await get(`/deliveries/${id}`)).text))![0];
+    const subject = `<dl class="facts" id="subject"><dt>Delivery</dt><dd><code class="value">${id}</code>, received ${received}</dd><dt>Customer</dt><dd class="value">abebe@example.com</dd><dt>Outcome</dt><dd>${processed} (200)</dd></dl>`;
     const form = (action: string, fields: string, button: string, back: string) =>
       `<form method="post" action="${BASE}/actions/${action}" class="actions">\n<input type="hidden" name="csrf" value="${token}">${fields}\n${button} <a href="${back}">Cancel</a>\n</form>`;
     const cases: Array<[string, string, string]> = [
       [
         `/confirm?action=replay&id=${id}`,
         'Replay?',
-        `<h2>Replay: delivery <code class="value">${id}</code>?</h2><p>Run this delivery again through the receiver. A done event answers duplicate and runs nothing.</p>\n${form('replay', `<input type="hidden" name="id" value="${id}">`, '<button type="submit" class="primary">Replay</button>', `${BASE}/deliveries/${id}`)}`,
+        `<h2>Replay: ${named}?</h2>${subject}<p>Run this delivery again through the receiver. A done event answers duplicate and runs nothing.</p>\n${form('replay', `<input type="hidden" name="id" value="${id}">`, '<button type="submit" class="primary">Replay</button>', `${BASE}/deliveries/${id}`)}`,
       ],
       [
         `/confirm?action=force&id=${id}`,
         'Force replay?',
-        `<h2>Force replay: delivery <code class="value">${id}</code>?</h2><p>Run this event&#39;s handlers again even though it is done, under a key of the replay&#39;s own. It is recorded as forced.</p>\n${form('force', `<input type="hidden" name="id" value="${id}">`, '<button type="submit" class="danger">Force replay</button>', `${BASE}/deliveries/${id}`)}`,
+        `<h2>Force replay: ${named}?</h2>${subject}<p>Run this event&#39;s handlers again even though it is done, under a key of the replay&#39;s own. It is recorded as forced.</p>\n${form('force', `<input type="hidden" name="id" value="${id}">`, '<button type="submit" class="danger">Force replay</button>', `${BASE}/deliveries/${id}`)}`,
       ],
       [
         `/confirm?action=retry&id=${id}`,
         'Retry?',
-        `<h2>Retry: delivery <code class="value">${id}</code>?</h2><p>Retry this dead letter: replayed, forced only when its event was rejected. It closes when the replay settles.</p>\n${form('retry', `<input type="hidden" name="id" value="${id}">`, '<button type="submit" class="primary">Retry</button>', `${BASE}/deliveries/${id}`)}`,
+        `<h2>Retry: ${named}?</h2>${subject}<p>Retry this dead letter: replayed, forced only when its event was rejected. It closes when the replay settles.</p>\n${form('retry', `<input type="hidden" name="id" value="${id}">`, '<button type="submit" class="primary">Retry</button>', `${BASE}/deliveries/${id}`)}`,
       ],
       [
         '/confirm?action=retry-all',
@@ -65,7 +73,7 @@ describe('a confirmation', () => {
       [
         `/confirm?action=erase&id=${id}&reference=ref_one`,
         'Erase?',
-        `<h2>Erase: payment <code class="value">ref_one</code>?</h2><p>Delete every ledger record of this payment, open dead letters too. This cannot be undone.</p>\n${form('erase', `<input type="hidden" name="id" value="${id}"><input type="hidden" name="reference" value="ref_one">`, '<button type="submit" class="danger">Erase</button>', `${BASE}?reference=ref_one`)}`,
+        `<h2>Erase: ${named}?</h2><p>Delete every ledger record of this payment, open dead letters too. This cannot be undone.</p>\n${form('erase', `<input type="hidden" name="id" value="${id}"><input type="hidden" name="reference" value="ref_one">`, '<button type="submit" class="danger">Erase</button>', `${BASE}?reference=ref_one`)}`,
       ],
       [
         '/confirm?action=erase-customer&email=%20ada%40example.com%20&phone=0911',
@@ -133,9 +141,10 @@ describe('an action done', () => {
       /<p class="notice" role="status">Replayed \(forced\): <span class="outcome good"[^>]*>processed<\/span> \(200\)\.<\/p>/,
     );
 
+    // An action done is a warning when no `audit` hook keeps the trail, so that the default logger shows who did it.
     expect(boardLines(app.audit)).toEqual([
       {
-        level: 'info',
+        level: 'warn',
         fields: {
           board: {
             user: 'ada@shop.example',
@@ -150,7 +159,7 @@ describe('an action done', () => {
         message: `[@payhook/board] ada@shop.example: replay of ${done!.id}: duplicate (200)`,
       },
       {
-        level: 'info',
+        level: 'warn',
         fields: {
           board: {
             user: 'ada@shop.example',
@@ -179,29 +188,31 @@ describe('an action done', () => {
 
     // Still refused: the dead letter stays open, and its replay went to the dead letters in its place.
     const still = await post('retry', { id: d1!.id });
-    expect([still.status, still.headers.get('location')]).toEqual([303, `${BASE}/deliveries/${d1!.id}?after=retry`]);
-    expect((await get(`/deliveries/${d1!.id}?after=retry`)).text).toContain(
-      '<p class="notice" role="status">Retried: the dead letter is closed.</p>',
-    );
     const [again] = await ledger.list({ deadLetters: 'open' });
     expect(again!.replayOf).toBe(d1!.id);
+    expect([still.status, still.headers.get('location')]).toEqual([303, `${BASE}/deliveries/${d1!.id}?after=retry&replay=${again!.id}`]);
+    expect((await get(`/deliveries/${d1!.id}?after=retry&replay=${again!.id}`)).text).toMatch(
+      /<p class="notice" role="status">Retried: rejected again, <span class="outcome bad"[^>]*>rejected<\/span> \(200\)\. The dead letter is closed: the replay is a dead letter in its place\. <a href="[^"]+">Open the replay<\/a>\.<\/p>/,
+    );
     app.refused.clear();
     const all = await post('retry-all', {});
-    expect([all.status, all.headers.get('location')]).toEqual([303, `${BASE}?dead=open&retried=3&closed=3`]);
+    // What the replays answered rides along (issue 51), as the receiver reported each.
+    const location = `${BASE}?dead=open&retried=3&closed=3&processed=2&duplicate=1`;
+    expect([all.status, all.headers.get('location')]).toEqual([303, location]);
     expect(await ledger.list({ deadLetters: 'open' })).toEqual([]);
-    expect(mainOf((await get('/?dead=open&retried=3&closed=3')).text)).toContain(
-      '<p class="notice" role="status">Retried 3 dead letters: 3 closed.</p>',
+    expect(mainOf((await get(location.slice(BASE.length))).text)).toContain(
+      '<p class="notice" role="status">Retried 3 dead letters: 2 processed, 1 duplicate; 3 closed.</p>',
     );
     expect(mainOf((await get('/?retried=1')).text)).toContain('<p class="notice" role="status">Retried 1 dead letter: 0 closed.</p>');
 
     const lines = boardLines(app.audit);
     expect(lines[0]).toEqual({
-      level: 'info',
+      level: 'warn',
       fields: { board: { user: 'ada@shop.example', account: undefined, action: 'retry', scope: undefined, ids: [d1!.id], closed: 1 } },
       message: '[@payhook/board] ada@shop.example: retried 1 dead letters, 1 closed',
     });
     expect(lines[1]).toEqual({
-      level: 'info',
+      level: 'warn',
       fields: {
         board: {
           user: 'ada@shop.example',
@@ -234,14 +245,14 @@ describe('an action done', () => {
 
     expect(boardLines(app.audit)).toEqual([
       {
-        level: 'info',
+        level: 'warn',
         fields: {
           board: { user: 'ada@shop.example', account: undefined, action: 'erase', scope: undefined, reference: 'ref_pay', erased: 2 },
         },
         message: '[@payhook/board] ada@shop.example: erased 2 records of reference "ref_pay"',
       },
       {
-        level: 'info',
+        level: 'warn',
         fields: {
           board: { user: 'ada@shop.example', account: undefined, action: 'erase-customer', scope: undefined, erased: 1, by: 'phone' },
         },
@@ -286,6 +297,7 @@ describe('an action done', () => {
       ],
     ]);
     expect((warnings[1]!.fields as { err?: Error }).err?.message).toBe('connection reset by peer');
-    expect(boardLines(app.audit).filter((l) => l.level === 'info')).toEqual([]);
+    // No line of an action done: each done one is a warning too (no `audit` hook here), with neither `refused` nor `err`.
+    expect(boardLines(app.audit).filter((l) => l.fields.board!.refused === undefined && !('err' in l.fields))).toEqual([]);
   });
 });

@@ -134,7 +134,7 @@ describe('the delivery list and one delivery', () => {
     for (const r of ['ref_a', 'ref_b', 'ref_refused']) expect((await deliver(eventBody(r))).status).toBe(200);
     await deliver(eventBody('ref_a')); // a copy: duplicate
     const first = await getPage(origin, `${BASE}/`);
-    const refs = (text: string) => [...text.matchAll(/<td class="value">([^<]+)<\/td>/g)].map((m) => m[1]);
+    const refs = (text: string) => [...text.matchAll(/<td class="value" data-label="Reference">([^<]+)<\/td>/g)].map((m) => m[1]);
     expect(refs(first.text)).toEqual(['ref_a', 'ref_refused']);
     const older = /rel="next" href="([^"]+)"/.exec(first.text)![1]!.replaceAll('&amp;', '&');
     expect(refs((await getPage(origin, older)).text)).toEqual(['ref_b', 'ref_a']);
@@ -215,7 +215,9 @@ describe('actions', () => {
     refused.delete('ref_dead'); // the merchant fixed the order system
     const retry = await post('retry', { csrf: token, id: dead!.id });
     expect(retry.status).toBe(303);
-    expect((await getPage(origin, retry.headers.get('location')!)).text).toContain('Retried: the dead letter is closed.');
+    expect((await getPage(origin, retry.headers.get('location')!)).text).toMatch(
+      /Retried: <span class="outcome good"[^>]*>processed<\/span> \(200\)\. The dead letter is closed\./,
+    );
     expect(await ledger.list({ deadLetters: 'open' })).toEqual([]);
 
     const erase = await post('erase', { csrf: token, reference: 'ref_done' });

@@ -64,18 +64,20 @@ describe('the deliveries list', () => {
     expect(page).toContain('<title>Deliveries · payhook</title>');
     expect(ids(page)).toEqual([odd.id, dead.id, late.id]);
     expect(page).toContain(
-      '<thead><tr><th scope="col">Received</th><th scope="col">Reference</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Signature</th><th scope="col">Took</th></tr></thead>',
+      '<thead><tr><th scope="col">Received</th><th scope="col">Reference</th><th scope="col">Order</th><th scope="col">Amount</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Signature</th><th scope="col">Took</th></tr></thead>',
     );
     expect(page).toContain(
-      `<tr data-id="${late.id}"><td><a href="${BASE}/deliveries/${late.id}">2026-11-27 05:00:01 UTC</a></td><td class="value">${esc(hostile)}</td><td>payment.success · replay</td><td>${badge('accepted', 'warn')} → ${badge('processed', 'good')}</td><td class="num">${late.status}</td><td class="num">${late.attempt}</td><td>valid</td><td class="num">13 ms</td></tr>`,
+      `<tr data-id="${late.id}"><td data-label="Received"><a href="${BASE}/deliveries/${late.id}">2026-11-27 05:00:01 UTC</a></td><td class="value" data-label="Reference">${esc(hostile)}</td><td class="order" data-label="Order"><span class="muted">body not kept</span></td><td class="num" data-label="Amount"></td><td data-label="Event">payment.success · replay</td><td data-label="Outcome">${badge('accepted', 'warn')} → ${badge('processed', 'good')}</td><td class="num" data-label="Status">${late.status}</td><td class="num" data-label="Attempt">${late.attempt}</td><td data-label="Signature">valid</td><td class="num" data-label="Took">13 ms</td></tr>`,
     );
     expect(page).toContain(
-      `<td class="value"><span class="muted">none</span></td><td>payment.success</td><td>${badge('malformed', 'bad')} <span class="outcome bad">dead letter, retried</span></td><td class="num">${dead.status}</td><td class="num"></td><td>not-checked</td>`,
+      `<td class="value" data-label="Reference"><span class="muted">none</span></td><td class="order" data-label="Order"><span class="muted">refused: body never parsed</span></td><td class="num" data-label="Amount"></td><td data-label="Event">payment.success</td><td data-label="Outcome">${badge('malformed', 'bad')} <span class="outcome resolved">dead letter, retried</span></td><td class="num" data-label="Status">${dead.status}</td><td class="num" data-label="Attempt"></td><td data-label="Signature">not-checked</td>`,
     );
-    expect(page).toContain(`<td></td><td><span class="outcome " title="">mystery</span></td>`);
+    expect(page).toContain(`<td data-label="Event"></td><td data-label="Outcome"><span class="outcome " title="">mystery</span></td>`);
     expect(page).not.toContain('<b>');
     expect(page).not.toMatch(/id="empty"|class="notice|role="alert"|rel="next"|>Newest</);
-    expect(page).toContain(`aria-live="polite"></p>\n\n<table id="deliveries" data-live="${href('/live', { after: odd.id })}"><caption`);
+    expect(page).toContain(
+      `aria-live="polite"></p>\n\n<div class="rows"><table id="deliveries" data-live="${href('/live', { after: odd.id })}"><caption`,
+    );
   });
 
   it('applies each filter, keeps it filled in, and keeps it in the pager, chart and live links', async () => {
@@ -115,7 +117,7 @@ describe('the deliveries list', () => {
       `<label>Before (UTC)<input name="until" type="datetime-local" step="1" value="${filters.until}"></label>`,
       '<select name="dead"><option value="">any record</option><option value="open">open dead letters only</option></select>',
       `<button type="submit">Filter</button> <a href="${BASE}">Clear</a>`,
-      `<img id="chart" class="chart" src="${href('/chart.svg', filters)}" alt="Deliveries per minute over the last hour, by outcome" width="600" height="144">`,
+      `<img id="chart" class="chart" src="${href('/chart.svg', filters)}" alt="Deliveries per minute over the last hour, by outcome" width="600" height="158">`,
       `<table id="deliveries" data-live="${href('/live', { ...filters, after: want[0]! })}"><caption`,
       `<script src="${BASE}/assets/board.js" defer></script>`,
       `<nav class="pager" aria-label="Pages"><a rel="next" href="${href('/', { ...filters, before: want[1]! })}">Older deliveries</a></nav>`,
@@ -184,6 +186,11 @@ describe('the deliveries list', () => {
     expect(await notice('erased=12&retried=3')).toBe('Erased 12 records.');
     expect(await notice('retried=1')).toBe('Retried 1 dead letter: 0 closed.');
     expect(await notice('retried=3&closed=2')).toBe('Retried 3 dead letters: 2 closed.');
+    // After "retry all": what the replays answered, in a fixed order, then how many letters closed (issue 51).
+    expect(await notice('retried=6&closed=3&pending=1&again=2&duplicate=1&processed=2')).toBe(
+      'Retried 6 dead letters: 2 processed, 1 duplicate, 2 failed again, 1 not settled yet; 3 closed.',
+    );
+    expect(await notice('retried=2&closed=0&again=2&processed=x')).toBe('Retried 2 dead letters: 2 failed again; 0 closed.');
     for (const q of ['', 'erased=x1', 'erased=1x', 'erased=1234567890', 'retried=-1', 'closed=2'])
       expect([q, await notice(q)]).toEqual([q, undefined]);
     // The page's frame, and a delivery that is not there.
@@ -261,9 +268,13 @@ describe('the platform view', () => {
     const all = await get(app, `${BASE}/`, 'pat');
     expect(all).toContain('<span class="who">pat@platform.example · every account</span>');
     expect(all).toContain('<table id="deliveries" data-accounts><caption');
-    expect(all).toContain('<th scope="col">Received</th><th scope="col">Account</th><th scope="col">Reference</th>');
-    expect(all).toContain('<td class="account"><span class="muted">none</span></td><td class="value">ref_99999</td>');
-    expect(all).toContain('<td class="account">acct_A</td><td class="value">ref_a</td>');
+    expect(all).toContain(
+      '<th scope="col">Received</th><th scope="col">Account</th><th scope="col">Reference</th><th scope="col">Order</th>',
+    );
+    expect(all).toContain(
+      '<td class="account" data-label="Account"><span class="muted">none</span></td><td class="value" data-label="Reference">ref_99999</td>',
+    );
+    expect(all).toContain('<td class="account" data-label="Account">acct_A</td><td class="value" data-label="Reference">ref_a</td>');
     expect(all).toContain('<label>Account<input name="account" value="" maxlength="64" placeholder="acct_7Q2"></label>');
     expect(all).not.toMatch(/role="alert"|<script/);
     const onlyB = await get(app, `${BASE}/?account=acct_B&dead=open`, 'pat');
@@ -281,6 +292,6 @@ describe('the platform view', () => {
     // An account's staff are held to theirs: no account field, whatever the query says.
     const ann = await get(app, `${BASE}/?account=acct_B`, 'ann');
     expect(ann).not.toMatch(/name="account"|data-accounts|role="alert"/);
-    expect(ann).toContain('<td class="value">ref_a</td>');
+    expect(ann).toContain('<td class="value" data-label="Reference">ref_a</td>');
   });
 });

@@ -311,12 +311,19 @@ describe('a live stream, as the browser reads it', () => {
       account: 'acct_A',
       receivedAt: '2026-11-27 05:30:20 UTC',
       reference: 'ref_late',
+      order: '',
+      customer: '',
+      amount: '',
+      why: 'body not kept',
       event: 'payment.success · replay',
       outcome: 'accepted',
       tone: 'warn',
       late: 'rejected',
       lateTone: 'bad',
+      resolved: '',
+      resolvedHref: '',
       deadLetter: 'dead letter, retried',
+      deadTone: 'resolved',
       status: 202,
       attempt: '2',
       signature: 'valid',
@@ -375,7 +382,7 @@ describe('the chart, the merchant reference, and a customer’s erasure', () => 
     await deliver(eventBody('ref_a', { merchantReference: 'order-4711' }));
     await deliver(eventBody('ref_b', { merchantReference: 'order-4712' }));
     const page = await getPage(origin, `${BASE}/?merchant=order-4711`);
-    expect([...page.text.matchAll(/<td class="value">([^<]+)<\/td>/g)].map((m) => m[1])).toEqual(['ref_a']);
+    expect([...page.text.matchAll(/<td class="value" data-label="Reference">([^<]+)<\/td>/g)].map((m) => m[1])).toEqual(['ref_a']);
   });
 
   it('erases one customer’s records by email, confirmed, and audits it without the email', async () => {

@@ -223,6 +223,11 @@ describe('nodeBoard, as the board sees the Node request and as the response is w
     const head = mount(answer);
     await head.handle({ method: 'HEAD', url: '/', headers: {}, socket: {} });
     expect([head.res.statusCode, head.res.written, head.res.ended]).toEqual([201, [], true]);
+    // A body handed back for a HEAD is cancelled, not left open: a live stream would keep its place.
+    let cancelled = false;
+    const stream = mount(() => new Response(new ReadableStream({ cancel: () => void (cancelled = true) })));
+    await stream.handle({ method: 'HEAD', url: '/', headers: {}, socket: {} });
+    expect([stream.res.written, cancelled]).toEqual([[], true]);
     const empty = mount(() => new Response(null, { status: 204 }));
     await empty.handle({ method: 'GET', url: '/', headers: {}, socket: {} });
     expect([empty.res.statusCode, empty.res.head, empty.res.ended, 'set-cookie' in empty.res.headers]).toEqual([

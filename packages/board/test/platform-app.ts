@@ -108,7 +108,11 @@ export async function browserOf(app: PlatformApp, viewer: string) {
 
 /** The rows of a list page: each row's id and, in the platform view, its Account cell. */
 export const rowsOf = (page: string) =>
-  [...page.matchAll(/<tr data-id="([^"]+)"><td>.*?<\/td>(?:<td class="account">(.*?)<\/td>)?<td class="value">/g)].map((m) => ({
+  [
+    ...page.matchAll(
+      /<tr data-id="([^"]+)"><td data-label="Received">.*?<\/td>(?:<td class="account" data-label="Account">(.*?)<\/td>)?<td class="value" data-label="Reference">/g,
+    ),
+  ].map((m) => ({
     id: m[1]!,
     account: m[2],
   }));

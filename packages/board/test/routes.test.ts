@@ -101,6 +101,27 @@ describe('authorize, over every route', () => {
   });
 });
 
+describe('the name a request was sent to, over every route', () => {
+  it('not one of `hosts`: 421 on every route, before authorize, with nothing of the ledger, and nothing done', async () => {
+    let asked = 0;
+    const app = await start({ hosts: ['pay.example.com'], authorize: () => (asked++, { user: 'ada@shop.example' }) });
+    await app.deliver(eventBody('ref_kept'));
+    for (const { name, request } of [...requests(app.origin), ...unrouted(app.origin)]) {
+      const sent = request();
+      sent.headers.set('host', 'evil.example');
+      const r = await app.board.fetch(sent);
+      expect([name, r.status, await r.text(), r.headers.getSetCookie()]).toEqual([
+        name,
+        421,
+        'This board is not served under this name.\n',
+        [],
+      ]);
+    }
+    expect(asked).toBe(0);
+    expect(await app.receiver.store.ledger!.list({ reference: 'ref_kept' })).toHaveLength(1);
+  });
+});
+
 describe('what no route serves', () => {
   /** A post the board's own page would send, token and all: were it routed to an action, it would act. */
   const post = (origin: string, path: string) =>

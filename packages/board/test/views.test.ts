@@ -280,23 +280,44 @@ describe('the chart', () => {
       part(57, 120, 1, top, 'warn') +
       part(59, 120, 2, top, 'good') +
       part(59, 120 - (2 / top) * 110, 1, top, 'bad');
-    expect(svg).toContain(`<line x1="0" y1="120" x2="600" y2="120" stroke="#999"/>${rects}<rect x="0" y="128"`);
+    expect(svg).toContain(`<line x1="0" y1="120" x2="600" y2="120" stroke="#999"/>${rects}<line x1="90.0" y1="120"`);
     expect(svg).toContain(`<title>7 deliveries in the last hour, per minute; the tallest minute had ${top}</title>`);
   });
 
   it('draws its frame and legend, and no bar for an empty hour', async () => {
     const { svg } = await svgOf([]);
     const legend = (i: number, tone: keyof typeof COLOURS, label: string) =>
-      `<rect x="${i * 200}" y="128" width="10" height="10" fill="${COLOURS[tone]}"/><text x="${i * 200 + 14}" y="137" font-size="10" font-family="sans-serif" fill="#333">${label}</text>`;
+      `<rect x="${i * 200}" y="142" width="10" height="10" fill="${COLOURS[tone]}"/><text x="${i * 200 + 14}" y="151" font-size="10" font-family="sans-serif" fill="#333">${label}</text>`;
     expect(svg).toContain(
-      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 600 144" width="600" height="144"><title>0 deliveries in the last hour, per minute; the tallest minute had 0</title>',
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 600 158" width="600" height="158"><title>0 deliveries in the last hour, per minute; the tallest minute had 0</title>',
     );
-    // No bar: the legend follows the axis.
-    expect(svg).toContain(
-      `<line x1="0" y1="120" x2="600" y2="120" stroke="#999"/>${legend(0, 'good', 'settled')}${legend(1, 'warn', 'answered, not settled')}`,
-    );
+    // No bar: the time axis follows the line, then the legend.
+    expect(svg).toContain(`<line x1="0" y1="120" x2="600" y2="120" stroke="#999"/><line x1="90.0"`);
+    expect(svg).toContain(`05:00 UTC</text>${legend(0, 'good', 'settled')}${legend(1, 'warn', 'answered, not settled')}`);
     expect(svg).toContain(`${legend(2, 'bad', 'refused, failed or dead letter')}</svg>`);
     // One delivery: the tallest minute had 1, not 0.
     expect((await svgOf([record('d_1', { receivedAt: now })])).svg).toContain('the tallest minute had 1</title>');
+  });
+  it('labels its time axis every ten minutes in UTC, as the list shows times, the last label saying so', async () => {
+    const tick = (x: number, label: string, anchor = 'middle') =>
+      `<line x1="${x}.0" y1="120" x2="${x}.0" y2="124" stroke="#999"/><text x="${x}.0" y="134" font-size="10" font-family="sans-serif" fill="#333" text-anchor="${anchor}">${label}</text>`;
+    // Now 05:00:30: bars from 04:01 to 05:00; a tick at 04:10 (the tenth bar) … 05:00 (the last, kept inside the right edge).
+    const { svg } = await svgOf([]);
+    const ticks = ['04:10', '04:20', '04:30', '04:40', '04:50'].map((t, i) => tick(90 + i * 100, t)).join('');
+    expect(svg).toContain(`stroke="#999"/>${ticks}${tick(590, '05:00 UTC', 'end')}<rect x="0" y="142"`);
+    expect(svg.match(/<text [^>]*text-anchor/g)).toHaveLength(6);
+    // Another zone on the machine changes nothing: the labels are UTC.
+    const zone = process.env.TZ;
+    process.env.TZ = 'Asia/Kolkata';
+    try {
+      // Now 05:09:30: the first bar begins at 04:10, on the left edge.
+      const r = await chartImage(ledgerOf([]), {}, T0 + 9 * MINUTE + 30_000);
+      const at = await r.text();
+      expect(at).toContain(`stroke="#999"/>${tick(0, '04:10', 'start')}${tick(100, '04:20')}`);
+      expect(at).toContain(`${tick(500, '05:00 UTC')}<rect x="0" y="142"`);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
   });
 });

@@ -26,6 +26,34 @@ export function perMinute(entries: readonly LedgerEntry[], now: number): Array<R
   return bars;
 }
 
+/** Below the bars: the time axis's labels, then the legend. */
+const LEGEND = 22;
+const HEIGHT_BELOW = 38;
+/** A tick every ten minutes. */
+const TICK_EVERY = 10;
+
+/**
+ * The time axis: a tick and its time (HH:MM, UTC as the list shows times) at the start of each
+ * bar that begins on a tenth minute, the last one saying UTC.
+ */
+export function timeAxis(now: number, W: number, H: number): string {
+  const end = Math.floor(now / MINUTE) * MINUTE + MINUTE;
+  const bw = W / MINUTES;
+  const ticks: Array<{ x: number; label: string }> = [];
+  for (let i = 0; i < MINUTES; i++) {
+    const start = end - (MINUTES - i) * MINUTE;
+    if ((start / MINUTE) % TICK_EVERY === 0) ticks.push({ x: i * bw, label: new Date(start).toISOString().slice(11, 16) });
+  }
+  return ticks
+    .map(({ x, label }, i) => {
+      const text = i === ticks.length - 1 ? `${label} UTC` : label;
+      // Kept inside the image at either edge.
+      const anchor = x < 15 ? 'start' : x > W - 30 ? 'end' : 'middle';
+      return `<line x1="${x.toFixed(1)}" y1="${H}" x2="${x.toFixed(1)}" y2="${H + 4}" stroke="#999"/><text x="${x.toFixed(1)}" y="${H + 14}" font-size="10" font-family="sans-serif" fill="#333" text-anchor="${anchor}">${text}</text>`;
+    })
+    .join('');
+}
+
 /**
  * The chart as an SVG image (an <img> on the list page, so the list answers without it): stacked
  * bars a minute, from the newest 1,000 records of the last hour that match the page's filters.
@@ -55,9 +83,9 @@ export async function chartImage(
   });
   const legend = TONES.map(
     ({ fill, label }, i) =>
-      `<rect x="${i * 200}" y="${H + 8}" width="10" height="10" fill="${fill}"/><text x="${i * 200 + 14}" y="${H + 17}" font-size="10" font-family="sans-serif" fill="#333">${escapeHtml(label.split(' (')[0]!)}</text>`,
+      `<rect x="${i * 200}" y="${H + LEGEND}" width="10" height="10" fill="${fill}"/><text x="${i * 200 + 14}" y="${H + LEGEND + 9}" font-size="10" font-family="sans-serif" fill="#333">${escapeHtml(label.split(' (')[0]!)}</text>`,
   ).join('');
   const total = entries.length;
-  const svg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H + 24}" width="${W}" height="${H + 24}"><title>${total} deliveries in the last hour, per minute; the tallest minute had ${top === 1 && total === 0 ? 0 : top}</title><line x1="0" y1="${H}" x2="${W}" y2="${H}" stroke="#999"/>${rects}${legend}</svg>`;
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H + HEIGHT_BELOW}" width="${W}" height="${H + HEIGHT_BELOW}"><title>${total} deliveries in the last hour, per minute; the tallest minute had ${top === 1 && total === 0 ? 0 : top}</title><line x1="0" y1="${H}" x2="${W}" y2="${H}" stroke="#999"/>${rects}${timeAxis(now, W, H)}${legend}</svg>`;
   return new Response(svg, { headers: { ...SECURITY_HEADERS, 'content-type': 'image/svg+xml; charset=utf-8' } });
 }

@@ -1,7 +1,9 @@
 import type { LedgerEntry } from '@payhook/core';
 import { html, lines, type Html } from '../html.js';
 import { at, link, noSuchDelivery, page, type View } from '../page.js';
-import { outcomeBadge, outcomeOf } from './outcome.js';
+import { outcomeBadge, outcomeOf, toneOf } from './outcome.js';
+import { resolvedNote, resolverOf } from './resolved.js';
+import { retried } from './retried.js';
 
 /** Attempts shown in a reference's timeline. */
 const TIMELINE = 100;
@@ -18,9 +20,12 @@ export async function deliveryView(view: View, id: string): Promise<Response> {
       : (await view.ledger.list({ reference: e.reference, account: e.account, limit: TIMELINE }))
           .filter((a) => a.account === e.account)
           .reverse();
+  // A failure that a later attempt of its payment settled reads as resolved (views/resolved.ts).
+  const by = resolverOf(e, attempts);
+  const note = by ? resolvedNote(view, by) : '';
   const body = html`
 <h2>Delivery <code class="value">${e.id}</code></h2>
-${notice(view, e)}
+${await notice(view, e)}
 <dl class="facts" id="facts">
 <dt>Received</dt><dd>${at(e.receivedAt)}</dd>
 ${view.settings.accounts ? html`<dt>Account</dt><dd>${e.account ?? 'none (no account was resolved)'}</dd>` : ''}
@@ -29,8 +34,8 @@ ${view.settings.accounts ? html`<dt>Account</dt><dd>${e.account ?? 'none (no acc
 <dt>Event</dt><dd>${e.event ?? 'none'}</dd>
 <dt>Attempt</dt><dd>${e.attempt === undefined ? 'nothing was claimed' : `${e.attempt} of the event`}</dd>
 <dt>Signature</dt><dd>${e.signature}${e.secretIndex === undefined ? '' : `, secret #${e.secretIndex + 1} of the configured ones`}</dd>
-<dt>Answer</dt><dd>${outcomeBadge(e.outcome)}, ${e.status}, in ${Math.round(e.durationMs)} ms</dd>
-<dt>Late outcome</dt><dd>${e.late ? html`${outcomeBadge(e.late.outcome)} after ${Math.round(e.late.durationMs)} ms` : 'none'}</dd>
+<dt>Answer</dt><dd>${outcomeBadge(e.outcome, e.late || !by ? toneOf(e.outcome) : 'resolved')}, ${e.status}, in ${Math.round(e.durationMs)} ms${!e.late && note}</dd>
+<dt>Late outcome</dt><dd>${e.late ? html`${outcomeBadge(e.late.outcome, by ? 'resolved' : toneOf(e.late.outcome))} after ${Math.round(e.late.durationMs)} ms${note}` : 'none'}</dd>
 <dt>Error</dt><dd class="value">${e.error ?? e.late?.error ?? 'none'}</dd>
 <dt>Dead letter</dt><dd>${deadLetter(view, e)}</dd>
 </dl>
@@ -40,9 +45,14 @@ ${bodyOf(e)}
 <h3>Every attempt for this reference</h3>
 <ol class="timeline" id="timeline">${attempts.map(
     (a) =>
-      html`<li${a.id === e.id ? html` class="current" aria-current="true"` : ''}><a href="${link(view, `/deliveries/${encodeURIComponent(a.id)}`)}">${at(a.receivedAt)}</a> ${a.source} ${a.event ?? ''}: ${outcomeOf(a)} (${a.status})${a.attempt === undefined ? '' : `, attempt ${a.attempt}`}</li>`,
+      html`<li${a.id === e.id ? html` class="current" aria-current="true"` : ''}><a href="${link(view, `/deliveries/${encodeURIComponent(a.id)}`)}">${at(a.receivedAt)}</a> ${a.source} ${a.event ?? ''}: ${outcomeOf(a, resolverFor(view, a, attempts))} (${a.status})${a.attempt === undefined ? '' : `, attempt ${a.attempt}`}</li>`,
   )}</ol>`;
   return page(view, `Delivery ${e.reference ?? e.id}`, body);
+}
+
+function resolverFor(view: View, a: LedgerEntry, attempts: LedgerEntry[]): Html | undefined {
+  const by = resolverOf(a, attempts);
+  return by && resolvedNote(view, by);
 }
 
 function deadLetter(view: View, e: LedgerEntry): Html | string {
@@ -82,11 +92,10 @@ function actions(view: View, e: LedgerEntry): Html | string {
 }
 
 /** What the action that led here did. */
-function notice(view: View, e: LedgerEntry): Html | string {
+async function notice(view: View, e: LedgerEntry): Promise<Html | string> {
   const after = view.url.searchParams.get('after');
   if (after === 'replay' || after === 'force')
     return html`<p class="notice" role="status">Replayed${after === 'force' ? ' (forced)' : ''}: ${outcomeBadge(e.outcome)} (${e.status}).</p>`;
-  if (after === 'retry')
-    return html`<p class="notice" role="status">${e.deadLetter?.retriedBy ? 'Retried: the dead letter is closed.' : 'Retried: the dead letter is still open.'}</p>`;
+  if (after === 'retry') return html`<p class="notice" role="status">${await retried(view, e)}</p>`;
   return '';
 }

@@ -1,9 +1,12 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { html } from '../html.js';
-import { at, link, page, type View } from '../page.js';
+import { link, page, type View } from '../page.js';
 import { isAccountName } from '../scope.js';
 import { findByMerchant, MERCHANT_SCAN } from './merchant.js';
-import { eventLabel, isOutcome, OUTCOME_NAMES, outcomeOf } from './outcome.js';
+import { isOutcome, OUTCOME_NAMES } from './outcome.js';
+import { resolutions } from './resolved.js';
+import { TALLY } from './retried.js';
+import { table } from './table.js';
 
 /** The longest filter value kept: the ledger cuts references and event names at 128 characters. */
 const MAX_FILTER = 128;
@@ -87,26 +90,14 @@ ${view.platform ? html`<label>Account<input name="account" value="${form.account
 <label>Dead letters<select name="dead"><option value="">any record</option><option value="open"${form.dead === 'open' ? html` selected` : ''}>open dead letters only</option></select></label>
 <button type="submit">Filter</button> <a href="${link(view, '/')}">Clear</a>
 </form>
-${firstPage ? html`<img id="chart" class="chart" src="${link(view, '/chart.svg', form)}" alt="Deliveries per minute over the last hour, by outcome" width="600" height="144">` : ''}
+${firstPage ? html`<img id="chart" class="chart" src="${link(view, '/chart.svg', form)}" alt="Deliveries per minute over the last hour, by outcome" width="600" height="158">` : ''}
 ${view.canAct && form.dead === 'open' && rows.length > 0 ? html`<p class="actions"><a href="${link(view, '/confirm', { action: 'retry-all', account: query.account })}">Retry all open dead letters…</a></p>` : ''}
 <p id="live-status" class="muted" role="status" aria-live="polite"></p>
 ${rows.length === 0 ? html`<p id="empty">No deliveries match.</p>` : ''}
-${table(view, rows, live)}
+${table(view, rows, live, await resolutions(ledger, rows))}
 <nav class="pager" aria-label="Pages">${firstPage ? '' : html`<a href="${link(view, '/', { ...form })}">Newest</a>`}${next ? html`<a rel="next" href="${link(view, '/', { ...form, before: next })}">Older deliveries</a>` : ''}</nav>
 ${view.canAct ? eraseCustomer(view, query.account) : ''}`;
   return page(view, 'Deliveries', body, 200, live !== undefined);
-}
-
-function table(view: View, rows: LedgerEntry[], live: string | undefined) {
-  // The platform view says whose each row is; an account's viewer sees only theirs.
-  const account = (e: LedgerEntry) =>
-    view.platform ? html`<td class="account">${e.account ?? html`<span class="muted">none</span>`}</td>` : '';
-  return html`<table id="deliveries"${live ? html` data-live="${live}"` : ''}${view.platform ? html` data-accounts` : ''}${rows.length === 0 ? html` hidden` : ''}><caption class="visually-hidden">Deliveries, newest first</caption>
-<thead><tr><th scope="col">Received</th>${view.platform ? html`<th scope="col">Account</th>` : ''}<th scope="col">Reference</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Signature</th><th scope="col">Took</th></tr></thead>
-<tbody>${rows.map(
-    (e) =>
-      html`<tr data-id="${e.id}"><td><a href="${link(view, `/deliveries/${encodeURIComponent(e.id)}`)}">${at(e.receivedAt)}</a></td>${account(e)}<td class="value">${e.reference ?? html`<span class="muted">none</span>`}</td><td>${eventLabel(e)}</td><td>${outcomeOf(e)}${e.deadLetter ? html` <span class="outcome bad">${e.deadLetter.retriedBy ? 'dead letter, retried' : 'dead letter'}</span>` : ''}</td><td class="num">${e.status}</td><td class="num">${e.attempt ?? ''}</td><td>${e.signature}</td><td class="num">${Math.round(e.durationMs)} ms</td></tr>`,
-  )}</tbody></table>`;
 }
 
 /** The way to a customer's erasure: their email or phone, then the confirmation (in the platform view, of the account filtered on). */
@@ -121,6 +112,8 @@ function noticeOf(url: URL): string | undefined {
   const erased = n('erased');
   if (erased !== undefined) return `Erased ${erased} record${erased === 1 ? '' : 's'}.`;
   const retried = n('retried');
-  if (retried !== undefined) return `Retried ${retried} dead letter${retried === 1 ? '' : 's'}: ${n('closed') ?? 0} closed.`;
-  return undefined;
+  if (retried === undefined) return undefined;
+  // What the replays answered (views/retried.ts, TALLY), then how many letters closed.
+  const answered = Object.entries(TALLY).flatMap(([key, words]) => (n(key) ? [`${n(key)} ${words}`] : []));
+  return `Retried ${retried} dead letter${retried === 1 ? '' : 's'}: ${answered.length ? `${answered.join(', ')}; ` : ''}${n('closed') ?? 0} closed.`;
 }

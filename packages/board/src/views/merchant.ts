@@ -1,5 +1,6 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import type { Ledger } from '@payhook/core/store';
+import { bodyFields } from './payment.js';
 
 /** Records read at most to find one page for a merchant reference: ten ledger pages. */
 export const MERCHANT_SCAN = 10_000;
@@ -10,13 +11,10 @@ const PAGE = 1000;
  * merchant's, so this filter reads bodies: records kept as a hash, and refusals, name none.
  */
 export function merchantReferenceOf(e: LedgerEntry): string | undefined {
+  // Most bodies of a long scan are not the one: a body that does not name the field is not parsed.
   if (e.body === undefined || e.bodyEncoding === 'base64' || !e.body.includes('merchantReference')) return undefined;
-  try {
-    const value = (JSON.parse(e.body) as { merchantReference?: unknown } | null)?.merchantReference;
-    return typeof value === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = bodyFields(e);
+  return 'fields' in read && typeof read.fields.merchantReference === 'string' ? read.fields.merchantReference : undefined;
 }
 
 /**

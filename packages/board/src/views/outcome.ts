@@ -3,8 +3,8 @@ import type { LedgerEntry } from '@payhook/core';
 import { html, type Html } from '../html.js';
 
 /** An outcome as the board shows it: its name, coloured by what it means, its description as the title. */
-export function outcomeBadge(outcome: DeliveryOutcome): Html {
-  return html`<span class="outcome ${toneOf(outcome)}" title="${OUTCOMES[outcome]?.description ?? ''}">${outcome}</span>`;
+export function outcomeBadge(outcome: DeliveryOutcome, tone: string = toneOf(outcome)): Html {
+  return html`<span class="outcome ${tone}" title="${OUTCOMES[outcome]?.description ?? ''}">${outcome}</span>`;
 }
 
 /** Red for a refusal or a dead letter, green for settled, amber for the rest (accepted, held, in progress). */
@@ -14,9 +14,14 @@ export function toneOf(outcome: DeliveryOutcome): 'bad' | 'good' | 'warn' | '' {
   return facts.status >= 400 || facts.deadLetter === 'always' ? 'bad' : facts.settled ? 'good' : 'warn';
 }
 
-/** The answer, and the late outcome after a 202. */
-export const outcomeOf = (e: LedgerEntry): Html =>
-  e.late === undefined ? outcomeBadge(e.outcome) : html`${outcomeBadge(e.outcome)} → ${outcomeBadge(e.late.outcome)}`;
+/**
+ * The answer, and the late outcome after a 202; with `resolved` (views/resolved.ts, what a later
+ * attempt settled), the final one in the neutral tone, followed by that note.
+ */
+export function outcomeOf(e: LedgerEntry, resolved?: Html): Html {
+  const last = (outcome: DeliveryOutcome) => outcomeBadge(outcome, resolved === undefined ? toneOf(outcome) : 'resolved');
+  return e.late === undefined ? html`${last(e.outcome)}${resolved}` : html`${outcomeBadge(e.outcome)} → ${last(e.late.outcome)}${resolved}`;
+}
 
 export const isOutcome = (value: string): value is DeliveryOutcome => Object.hasOwn(OUTCOMES, value);
 export const OUTCOME_NAMES = Object.keys(OUTCOMES) as DeliveryOutcome[];
