@@ -28,6 +28,7 @@ const BOARD_TESTS = [
   'packages/board/test/routes.test.ts',
   'packages/board/test/guard.test.ts',
   'packages/board/test/accounts-actions.test.ts',
+  'packages/board/test/doors.test.ts',
 ];
 
 /** @type {Record<string, { file: string, from: string, to: string, why: string, tests: string[], build?: string, project?: string }[]>} */
@@ -41,6 +42,20 @@ export const HAND_MUTANTS = {
       why: 'a delivery page shown without asking authorize',
       from: 'const answer = await settings.authorize(request);',
       to: "const answer = path.startsWith('/deliveries/') ? { user: 'anyone' } : await settings.authorize(request);",
+    },
+    {
+      file: 'packages/board/src/board.ts',
+      tests: BOARD_TESTS,
+      why: 'a request under a name the board is not served under is answered (DNS rebinding)',
+      from: 'if (wrongHost !== undefined) {',
+      to: 'if (false) {',
+    },
+    {
+      file: 'packages/board/src/guard.ts',
+      tests: BOARD_TESTS,
+      why: 'a loopback board without `hosts` answers any name',
+      from: 'if (at === undefined || !loopback(at)) return undefined;',
+      to: 'return undefined;',
     },
     {
       file: 'packages/board/src/guard.ts',
