@@ -64,6 +64,8 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // The run ends by naming every suite skipped for want of Redis, PostgreSQL or Chromium (issue 57).
+    reporters: ['default', './test/support/skipped-reporter.ts'],
     projects: [
       // Everything but the files below, on the newest major of every peer (the versions in
       // package.json), two files at a time: most wait on sockets, servers and child processes.

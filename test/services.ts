@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { warnSkipped } from './support/skipped.js';
 
 /** The Redis the store tests use. */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -14,10 +15,7 @@ function unavailable(service: string, url: string, error: unknown, start: string
     `${service} is not reachable at ${url} (${reason}). Start it (${start}) or point ` +
     `${service === 'Redis' ? 'REDIS_URL' : 'DATABASE_URL'} at one.`;
   if (required) throw new Error(`PAYHOOK_REQUIRE_SERVICES=1 and ${message}`);
-  const bar = '!'.repeat(78);
-  console.warn(
-    `\n${bar}\n!! SKIPPING ${service} store tests: ${message}\n!! Set PAYHOOK_REQUIRE_SERVICES=1 to make this a failure.\n${bar}\n`,
-  );
+  warnSkipped(service === 'Redis' ? 'Redis' : 'PostgreSQL', `${service} store tests`, message);
   return undefined;
 }
 

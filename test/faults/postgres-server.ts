@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../security/examples.js';
+import { warnSkipped } from '../support/skipped.js';
 
 const run = promisify(execFile);
 const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';
@@ -34,7 +35,7 @@ export function serverBinaries(tool = 'initdb'): string | undefined {
   if (newest) return path.join(root, newest, 'bin');
   const message = `PostgreSQL server binaries (initdb, pg_ctl, ${tool}) are not under ${root}; install Debian's postgresql package to run the fault suite.`;
   if (required) throw new Error(`PAYHOOK_REQUIRE_SERVICES=1 and ${message}`);
-  console.warn(`!! SKIPPING the PostgreSQL fault suite: ${message}`);
+  warnSkipped('PostgreSQL', 'the PostgreSQL fault suite', message);
   return undefined;
 }
 

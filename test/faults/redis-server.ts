@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../security/examples.js';
+import { warnSkipped } from '../support/skipped.js';
 
 const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';
 
@@ -27,7 +28,7 @@ export function hasRedisServer(): boolean {
   if (spawnSync('redis-server', ['--version']).status === 0) return true;
   const message = "redis-server is not on PATH; install Debian's redis-server package to run the fault suite.";
   if (required) throw new Error(`PAYHOOK_REQUIRE_SERVICES=1 and ${message}`);
-  console.warn(`!! SKIPPING the Redis fault suite: ${message}`);
+  warnSkipped('Redis', 'the Redis fault suite', message);
   return false;
 }
 

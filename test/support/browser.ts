@@ -2,11 +2,18 @@
 // when its absence skips or fails, and the flags it needs on this machine's closed network.
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { warnSkipped } from './skipped.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const present = existsSync(CHROMIUM);
 /** Without chromium the browser tests are skipped, except when services are required: then they fail. */
 export const runBrowserTests = present || process.env.PAYHOOK_REQUIRE_SERVICES === '1';
+if (!runBrowserTests)
+  warnSkipped(
+    'Chromium',
+    'the browser tests',
+    `${CHROMIUM} is missing: scripts/prepare-machine.sh installs it as root, or apt-get install -y chromium.`,
+  );
 
 /** Headless Chromium; `args` are added to the flags every test needs (no background networking: its connections are refused here). */
 export async function launchChromium(args: string[] = []): Promise<Browser> {
