@@ -1,5 +1,3 @@
-import { closeSync, constants, openSync } from 'node:fs';
-
 export const NAME = '[@payhook/store-sqlite]';
 
 /** What the store asks of a statement: the part `node:sqlite` and better-sqlite3 share. */
@@ -61,7 +59,6 @@ function builtinSqlite(): SqliteDriver | undefined {
 export function openDatabase(Driver: SqliteDriver, path: string, busyTimeoutMs: number): Connection {
   let db: Connection;
   try {
-    createPrivate(path);
     db = new Driver(path);
   } catch (cause) {
     const reason = cause instanceof Error ? cause.message : String(cause);
@@ -77,26 +74,6 @@ export function openDatabase(Driver: SqliteDriver, path: string, busyTimeoutMs: 
   untilFree(() => db.exec('PRAGMA journal_mode = WAL'), busyTimeoutMs);
   db.exec('PRAGMA synchronous = FULL');
   return db;
-}
-
-/**
- * Makes the database file, if there is none, readable and writable by its owner only (0600): it
- * holds customers' emails and phone numbers, and SQLite, left to make it, makes it 0644 under the
- * usual umask. SQLite gives the -wal and -shm files the database's mode. An empty file is a new
- * database to SQLite. A file that exists keeps the mode its owner gave it (0640 for a group of
- * receiving users, say); a `file:` URI is left to the driver.
- */
-function createPrivate(path: string): void {
-  if (path.startsWith('file:')) return;
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-  } catch {
-    // There already (another process may have just made it), or a directory that is not there,
-    // which the driver's open then reports.
-    return;
-  }
-  closeSync(fd);
 }
 
 /** `fn`, run again after a short pause while SQLite says the file is locked, for at most `ms`. */

@@ -1,6 +1,7 @@
 import { DEFAULT_RETENTION_MS, ledgerSettings, positiveMs, storedOutcome, storeLog } from '@payhook/core/store';
 import type { CompleteOptions, Ledger, LedgerOptions, Store } from '@payhook/core/store';
 import { driverOf, inTransaction, NAME, openDatabase } from './driver.js';
+import { createPrivate } from './private-file.js';
 import { claimsOver } from './claims.js';
 import { sqliteLedger } from './sqlite-ledger.js';
 
@@ -70,7 +71,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   const busyTimeoutMs = positiveMs(options.busyTimeoutMs ?? 2_000, 'busyTimeoutMs', NAME);
   const settings = options.ledger ? ledgerSettings(options.ledger, NAME, 100_000) : undefined;
   const now = options.now ?? Date.now;
-  const db = openDatabase(driverOf(options.driver), path, busyTimeoutMs);
+  const Driver = driverOf(options.driver);
+  createPrivate(path);
+  const db = openDatabase(Driver, path, busyTimeoutMs);
   const claims = claimsOver(db, { table, now, transaction: (fn) => inTransaction(db, fn) });
   const log = storeLog();
   let closed = false;
