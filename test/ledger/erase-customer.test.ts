@@ -3,7 +3,7 @@
 // of one (`e`, `@`, `.com`, `0911`) is refused with payhook's words, erasing nothing: otherwise one
 // crafted link would take every refusal, the evidence of an attack with them.
 import { describe, expect, it } from 'vitest';
-import { BASE, boardApps, eventBody, formToken, getPage } from '../../packages/board/test/board-app.js';
+import { BASE, boardApps, boardBrowser, eventBody } from '../../packages/board/test/board-app.js';
 
 const start = boardApps();
 type App = Awaited<ReturnType<typeof start>>;
@@ -11,20 +11,9 @@ const FORGED = `sha256=${'0'.repeat(64)}`;
 
 /** A signed-in browser's posts of the erase-customer form, with the token its pages carry. */
 async function eraser(app: App) {
-  const { cookie } = await getPage(app.origin, `${BASE}/`);
-  const token = formToken((await getPage(app.origin, `${BASE}/confirm?action=retry-all`, cookie)).text)!;
+  const { post } = await boardBrowser(app.origin);
   return async (fields: { email?: string; phone?: string }) => {
-    const r = await fetch(`${app.origin}${BASE}/actions/erase-customer`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        cookie: cookie!,
-        'content-type': 'application/x-www-form-urlencoded',
-        origin: app.origin,
-        'sec-fetch-site': 'same-origin',
-      },
-      body: new URLSearchParams({ csrf: token, email: '', phone: '', ...fields }),
-    });
+    const r = await post('erase-customer', { email: '', phone: '', ...fields });
     const text = await r.text();
     return { status: r.status, location: r.headers.get('location'), alert: /role="alert">([^<]*)<\/p>/.exec(text)?.[1] };
   };

@@ -2,7 +2,7 @@
 // confirmation's words and its one form, what the post does to the ledger, where it sends the
 // browser, the audit line, and what a failure says. (Accounts: accounts-actions.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { BASE, boardApps, eventBody, formToken, getPage, type AuditLine } from './board-app.js';
+import { BASE, boardApps, boardBrowser, eventBody, type AuditLine } from './board-app.js';
 
 const start = boardApps();
 type App = Awaited<ReturnType<typeof start>>;
@@ -12,25 +12,7 @@ const mainOf = (text: string) => /<main id="main">([\s\S]*)<\/main>/.exec(text)!
 const titleOf = (text: string) => /<title>([^<]*)<\/title>/.exec(text)![1]!;
 const boardLines = (audit: AuditLine[]) => audit.filter((l) => l.fields.board !== undefined);
 
-/** A browser on the board: the cookie, the token, its pages and its posts. */
-async function browser(app: App) {
-  const { cookie } = await getPage(app.origin, `${BASE}/`);
-  const token = formToken((await getPage(app.origin, `${BASE}/confirm?action=retry-all`, cookie)).text)!;
-  const get = (path: string) => getPage(app.origin, `${BASE}${path}`, cookie);
-  const post = (action: string, fields: Record<string, string>) =>
-    fetch(`${app.origin}${BASE}/actions/${action}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        cookie: cookie!,
-        'content-type': 'application/x-www-form-urlencoded',
-        origin: app.origin,
-        'sec-fetch-site': 'same-origin',
-      },
-      body: new URLSearchParams({ csrf: token, ...fields }),
-    });
-  return { token, get, post };
-}
+const browser = (app: App) => boardBrowser(app.origin);
 
 describe('a confirmation', () => {
   it('says what the action will do, and holds the one form that does it: its fields, its button, and the way back', async () => {

@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach } from 'vitest';
 import type { AddressInfo } from 'node:net';
-import { createReceiver, memoryStore, NonRetriableError, sign } from '@payhook/core';
+import { createReceiver, memoryStore, NonRetriableError, sign, type LedgerEntry } from '@payhook/core';
 import { createBoard, type BoardOptions } from '@payhook/board';
 import { nodeBoard } from '@payhook/board/node';
 
@@ -85,4 +85,47 @@ export function boardApps(): (...args: Parameters<typeof startBoardApp>) => Retu
     apps.push(app);
     return app;
   };
+}
+
+/** A ledger record as the receiver writes one for a signed delivery answered `processed` (reference `ref_<id>`), with `over` on top. */
+export const ledgerRecord = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ({
+  id,
+  receivedAt: Date.UTC(2026, 10, 27, 5, 0, 0),
+  source: 'webhook',
+  reference: `ref_${id}`,
+  event: 'payment.success',
+  outcome: 'processed',
+  status: 200,
+  durationMs: 3,
+  attempt: 1,
+  signature: 'valid',
+  ...over,
+});
+
+/** A board over these records, put straight into a memory ledger: a page's text, read through the board's own fetch. */
+export async function boardOver(entries: LedgerEntry[]): Promise<(path: string) => Promise<string>> {
+  const receiver = createReceiver({ secret: 's', store: memoryStore({ ledger: true }) });
+  await receiver.store.ledger!.append(entries);
+  const board = createBoard({ receiver, basePath: BASE, authorize: () => ({ user: 'ada@shop.example' }) });
+  return async (path) => (await board.fetch(new Request(`http://127.0.0.1${BASE}${path}`))).text();
+}
+
+/** A signed-in browser on a board app: its pages, and its posts of an action's form with the token its pages carry. */
+export async function boardBrowser(origin: string) {
+  const { cookie } = await getPage(origin, `${BASE}/`);
+  const token = formToken((await getPage(origin, `${BASE}/confirm?action=retry-all`, cookie)).text)!;
+  const get = (path: string) => getPage(origin, `${BASE}${path}`, cookie);
+  const post = (action: string, fields: Record<string, string>) =>
+    fetch(`${origin}${BASE}/actions/${action}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        cookie: cookie!,
+        'content-type': 'application/x-www-form-urlencoded',
+        origin,
+        'sec-fetch-site': 'same-origin',
+      },
+      body: new URLSearchParams({ csrf: token, ...fields }),
+    });
+  return { token, get, post };
 }

@@ -2,35 +2,14 @@
 // or why there is none), a confirmation names the payment, and a live row (§3.1) carries the same
 // columns, every text written out as the server-rendered list writes it.
 import { describe, expect, it } from 'vitest';
-import { createReceiver, memoryStore, type LedgerEntry } from '@payhook/core';
-import { createBoard } from '@payhook/board';
-import { BASE, boardApps, eventBody, getPage } from './board-app.js';
+import { BASE, boardApps, boardOver, eventBody, getPage, ledgerRecord } from './board-app.js';
 import { openLive } from './sse.js';
 
 const start = boardApps();
 const T0 = Date.UTC(2026, 10, 27, 5, 0, 0);
-const record = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ({
-  id,
-  receivedAt: T0,
-  source: 'webhook',
-  reference: `ref_${id}`,
-  event: 'payment.success',
-  outcome: 'processed',
-  status: 200,
-  durationMs: 3,
-  attempt: 1,
-  signature: 'valid',
-  ...over,
-});
+const record = ledgerRecord;
 const kept = (body: unknown) => ({ body: typeof body === 'string' ? body : JSON.stringify(body), bodyEncoding: 'utf8' as const });
 
-/** A board over these records, read through its own fetch. */
-async function boardOver(entries: LedgerEntry[]) {
-  const receiver = createReceiver({ secret: 's', store: memoryStore({ ledger: true }) });
-  await receiver.store.ledger!.append(entries);
-  const board = createBoard({ receiver, basePath: BASE, authorize: () => ({ user: 'ada@shop.example' }) });
-  return async (path: string) => (await board.fetch(new Request(`http://127.0.0.1${BASE}${path}`))).text();
-}
 /** A row's Order and Amount cells. */
 const paymentCells = (page: string, id: string) =>
   new RegExp(`<tr data-id="${id}">.*?(<td class="order" data-label="Order">.*?</td><td class="num" data-label="Amount">.*?</td>)`).exec(

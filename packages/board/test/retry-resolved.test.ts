@@ -2,34 +2,16 @@
 // later attempt of its payment settled reads as resolved, on the list, a delivery's page, its
 // timeline and a live row.
 import { describe, expect, it } from 'vitest';
-import { createReceiver, memoryStore, type LedgerEntry } from '@payhook/core';
-import { createBoard } from '@payhook/board';
-import { BASE, boardApps } from './board-app.js';
+import type { LedgerEntry } from '@payhook/core';
+import { BASE, boardApps, boardOver, ledgerRecord } from './board-app.js';
 import { openLive } from './sse.js';
 
 const start = boardApps();
 const T0 = Date.UTC(2026, 10, 27, 5, 0, 0);
-const record = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ({
-  id,
-  receivedAt: T0,
-  source: 'webhook',
-  reference: 'ref_a',
-  event: 'payment.success',
-  outcome: 'processed',
-  status: 200,
-  durationMs: 3,
-  attempt: 1,
-  signature: 'valid',
-  ...over,
-});
+/** A record of payment ref_a unless `over` says otherwise. */
+const record = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ledgerRecord(id, { reference: 'ref_a', ...over });
 const dead = (retriedBy?: string) => ({ outcome: 'rejected' as const, deadLetter: { reason: 'rejected' as const, at: T0, retriedBy } });
 
-async function boardOver(entries: LedgerEntry[]) {
-  const receiver = createReceiver({ secret: 's', store: memoryStore({ ledger: true }) });
-  await receiver.store.ledger!.append(entries);
-  const board = createBoard({ receiver, basePath: BASE, authorize: () => ({ user: 'ada@shop.example' }) });
-  return async (path: string) => (await board.fetch(new Request(`http://127.0.0.1${BASE}${path}`))).text();
-}
 /** Badges as text: "<failed:bad>", so that the tone is part of what is compared. */
 const plain = (html: string) =>
   html
