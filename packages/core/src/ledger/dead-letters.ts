@@ -44,7 +44,7 @@ export async function retryDeadLetters(
     : (await scoped.list({ deadLetters: 'open', limit: options.limit ?? 1000 })).reverse();
   const results: DeadLetterRetry[] = [];
   for (const letter of letters) {
-    const key = keyOf(receiver, letter);
+    const key = await keyOf(receiver, letter);
     const record = key === undefined ? undefined : await receiver.store.get(key);
     const forced = record?.state === 'done' && record.outcome === 'rejected';
     const report = await receiver.replay(letter.id, { force: forced });
@@ -63,11 +63,11 @@ export async function retryDeadLetters(
  * that account's, under its keys: the event's key after `@<account>:`, as the pipeline makes them
  * (accounts/account-name.ts, accountKeyPrefix).
  */
-function keyOf(receiver: Receiver, letter: LedgerEntry): string | undefined {
-  let event: ReturnType<typeof parseEvent> | undefined;
+async function keyOf(receiver: Receiver, letter: LedgerEntry): Promise<string | undefined> {
+  let event: Awaited<ReturnType<typeof parseEvent>> | undefined;
   try {
     const bytes = letter.dedupeKey === undefined ? undefined : bytesOf(letter);
-    event = bytes === undefined ? undefined : parseEvent(bytes);
+    event = bytes === undefined ? undefined : await parseEvent(bytes);
   } catch {} // base64 that is not: the replay says so
   if (event === undefined || event instanceof Malformed) return undefined;
   if (letter.account !== undefined && !isAccountName(letter.account)) return undefined;

@@ -48,7 +48,7 @@ export function createReplay(ledger: Ledger, writer: LedgerWriter, steps: Replay
       );
     }
     if (entry.signature === 'valid') return steps.signed(deliveryOf(entry, bytes), trace);
-    const stored = parseEvent(bytes);
+    const stored = await parseEvent(bytes);
     if (stored instanceof Malformed) {
       return steps.refused(
         reportOf('malformed', {

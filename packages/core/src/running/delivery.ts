@@ -165,8 +165,11 @@ function checked(
     );
   }
   const event = parseEvent(body);
-  if (event instanceof Malformed) return finish(p, event.report(), run);
-  return runEvent(p, event, v.secretIndex, run);
+  return isPromise(event) ? event.then((e) => parsed(p, e, v.secretIndex, run)) : parsed(p, event, v.secretIndex, run);
+}
+
+function parsed(p: Pipeline, event: PaymentEvent | Malformed, secretIndex: number | null, run: Run): Awaitable<ReceiverResult> {
+  return event instanceof Malformed ? finish(p, event.report(), run) : runEvent(p, event, secretIndex, run);
 }
 
 /** Step 3: the ordering guard, given half the budget for the earlier events; then the claim with what is left. */

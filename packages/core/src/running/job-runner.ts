@@ -1,5 +1,6 @@
 import type { EventHandler, HandlerOptions } from '../contracts/handling.js';
-import { paymentEventSchema, type PaymentEvent, type PaymentEventName } from '../protocol/event-schema.js';
+import { checkPaymentEvent, EventShapeError } from '../protocol/event-check.js';
+import type { PaymentEvent, PaymentEventName } from '../protocol/event-schema.js';
 import type { JobInfo } from '../contracts/delivery.js';
 import type { QueuedEvent } from '../contracts/handling.js';
 import { needsClient, resolveRunOptions, SIGNATURE_HEADER, type RunOptions } from '../settings/options.js';
@@ -117,12 +118,8 @@ function readJob(data: unknown): QueuedEvent | Error {
       "[@payhook/core] this job was not written by a payhook receiver (no v: 1 and dedupeKey); only a receiver's handoff may add jobs to a payhook queue.",
     );
   }
-  const parsed = paymentEventSchema.safeParse(job.event);
-  if (!parsed.success) {
-    return Object.assign(new Error(`[@payhook/core] the job's event is not a payment event: ${parsed.error.message}`), {
-      issues: parsed.error.issues,
-    });
-  }
+  const parsed = checkPaymentEvent(job.event);
+  if (!parsed.ok) return new EventShapeError(parsed.issues, "the job's event");
   // A receiver writes a known account's name or none: anything else was written past it, and is not run as anyone's.
   if (job.account !== undefined && !isAccountName(job.account)) {
     return new Error(
@@ -132,7 +129,7 @@ function readJob(data: unknown): QueuedEvent | Error {
   const source = job.source === 'reconcile' || job.source === 'replay' ? job.source : 'webhook';
   return {
     v: 1,
-    event: parsed.data as PaymentEvent,
+    event: parsed.event,
     dedupeKey: job.dedupeKey,
     source,
     secretIndex: typeof job.secretIndex === 'number' ? job.secretIndex : null,

@@ -1,5 +1,5 @@
-import secureJson from 'secure-json-parse';
-import { isPaymentEventShape, paymentEventSchema, type PaymentEvent } from '../protocol/event-schema.js';
+import { checkPaymentEvent, EventShapeError } from '../protocol/event-check.js';
+import type { PaymentEvent } from '../protocol/event-schema.js';
 import type { RawBody } from '../protocol/signature.js';
 import { reportOf } from '../observing/outcome.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
@@ -9,34 +9,50 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * Bytes to a payment event, after the signature held: strict UTF-8, JSON without prototype keys
  * and nested at most MAX_JSON_DEPTH levels, and the shape of section 2.1 (unknown extra fields
- * pass). The common payload takes the fast path (`JSON.parse`, one walk over its keys, a hand
- * check of its shape); anything that could be a prototype key gets secure-json-parse's verdict,
- * anything misshapen zod's message.
+ * pass). The common payload takes `JSON.parse`, one walk over its keys and the hand check of its
+ * shape (../protocol/event-check.ts), with no schema library loaded; a text that could hold a
+ * prototype key (or starts with a byte-order mark) gets secure-json-parse's verdict, loaded the
+ * first time one arrives, so only then is the answer a promise.
  */
-export function parseEvent(body: RawBody): PaymentEvent | Malformed {
+export function parseEvent(body: RawBody): PaymentEvent | Malformed | Promise<PaymentEvent | Malformed> {
   let value: unknown;
+  let text: string;
   try {
-    const text = typeof body === 'string' ? body : utf8.decode(body);
+    text = typeof body === 'string' ? body : utf8.decode(body);
     value = text.charCodeAt(0) === 0xfeff ? undefined : JSON.parse(text);
-    const found = value === undefined ? PROTOTYPE_KEY : typeof value === 'object' && value !== null ? scan(value, 1) : undefined;
-    if (found === TOO_DEEP) return new Malformed(new Error(TOO_DEEP_MESSAGE));
-    if (found === PROTOTYPE_KEY) {
-      value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-      // A byte-order mark hid the text from JSON.parse above: the depth is checked on what it parsed to.
-      if (typeof value === 'object' && value !== null && scan(value, 1) === TOO_DEEP) return new Malformed(new Error(TOO_DEEP_MESSAGE));
-    }
   } catch (error) {
     return new Malformed(error);
   }
-  if (isPaymentEventShape(value)) return value as PaymentEvent;
-  const parsed = paymentEventSchema.safeParse(value);
-  // The hand check and zod agree on every payload the tests generate; zod decides if they ever do not.
-  return parsed.success ? (parsed.data as PaymentEvent) : new Malformed(parsed.error, value);
+  const found = value === undefined ? PROTOTYPE_KEY : typeof value === 'object' && value !== null ? scan(value, 1) : undefined;
+  if (found === TOO_DEEP) return new Malformed(new Error(TOO_DEEP_MESSAGE));
+  if (found === PROTOTYPE_KEY) return loadSecureJson().then((secureJson) => parseSecurely(secureJson, text), (error) => new Malformed(error));
+  return shaped(value);
+}
+
+type SecureJson = typeof import('secure-json-parse');
+let secureJsonModule: Promise<SecureJson> | undefined;
+const loadSecureJson = () => (secureJsonModule ??= import('secure-json-parse').then((m) => ((m as { default?: SecureJson }).default ?? m) as SecureJson));
+
+function parseSecurely(secureJson: SecureJson, text: string): PaymentEvent | Malformed {
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    return new Malformed(error);
+  }
+  // A byte-order mark hid the text from JSON.parse above: the depth is checked on what it parsed to.
+  if (typeof value === 'object' && value !== null && scan(value, 1) === TOO_DEEP) return new Malformed(new Error(TOO_DEEP_MESSAGE));
+  return shaped(value);
+}
+
+function shaped(value: unknown): PaymentEvent | Malformed {
+  const checked = checkPaymentEvent(value);
+  return checked.ok ? checked.event : new Malformed(new EventShapeError(checked.issues), value);
 }
 
 /**
- * Why a body is not an event: the parser's error, or zod's with the JSON value that failed it
- * (`parsed`), for the logs.
+ * Why a body is not an event: the parser's error, or the shape's (EventShapeError) with the JSON
+ * value that failed it (`parsed`), for the logs.
  */
 export class Malformed {
   constructor(
