@@ -106,10 +106,10 @@ export function checkPaymentEvent(value: unknown): EventCheck {
 /** An object zod would give back field for field: a plain one, without an own `__proto__` key (JSON.parse makes one). */
 const isPlain = (v: object) => Object.getPrototypeOf(v) === Object.prototype && !Object.hasOwn(v, '__proto__');
 
-/** The object's own fields on a plain object, as zod copies them: an own `__proto__` key is left out. */
+/** The object's enumerable fields (inherited ones too) on a plain object, as zod copies them; an own `__proto__` key is left out. */
 function plainCopy(v: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(v)) if (key !== '__proto__') copy[key] = v[key];
+  for (const key in v) if (key !== '__proto__') copy[key] = v[key];
   return copy;
 }
 
