@@ -2,7 +2,8 @@ import type { Clock } from '../base/clock.js';
 import { SERVICE_TIMEOUT_MS } from '../settings/options.js';
 import type { Log, LogLevel } from '../base/logger.js';
 import type { Telemetry } from '../contracts/handling.js';
-import { signatureFix, type SignatureDiagnosis } from './diagnose.js';
+import type { SignatureDiagnosis } from './diagnose.js';
+import { signatureFix } from './signature-fix.js';
 import { LEVEL, OUTCOMES } from '../protocol/outcomes.js';
 import type { DeliveryReport, ErrorHandler } from '../contracts/delivery.js';
 

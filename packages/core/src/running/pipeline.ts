@@ -1,15 +1,15 @@
 import { perMinute, REFUSALS_PER_MINUTE } from '../base/per-minute.js';
-import { createDiagnosis } from '../observing/diagnose.js';
-import { createLedgerWriter } from '../observing/ledger-writer.js';
+import { lazyLedgerWriter } from '../observing/lazy-ledger-writer.js';
 import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
 import { handoffPlan, queuedKey } from '../routing/handoff.js';
 import { needsClient, resolveOptions, type ReceiverOptions } from '../settings/options.js';
-import { createOrderGuard, type GuardedAccount } from '../steps/order-guard.js';
+import type { GuardedAccount } from '../steps/order-guard.js';
 import type { RunSettings } from '../steps/run-settings.js';
 import { verifyStep } from '../steps/verify.js';
 import { SHORTEST_RETENTION_MS } from '../storage/store.js';
 import { dispatchEvent, type Pipeline } from './delivery.js';
+import { lazyDiagnosis, lazyOrderGuard } from './lazy-steps.js';
 import { createRunCore } from './run-core.js';
 import { createAccountBook, type Account } from '../accounts/account-book.js';
 import { accountKeyPrefix } from '../accounts/account-name.js';
@@ -23,7 +23,8 @@ function decoyAccount(): Account {
 /**
  * Build a receiver's pipeline from its options: the verifier and the diagnosis of refusals, the
  * router and reporter (shared with queue workers), the settings of claim-and-run (a handoff's
- * when events go to a queue), the ledger writer, and the ordering guard.
+ * when events go to a queue), the ledger writer, and the ordering guard. The diagnosis, the ledger
+ * writer and the guard are loaded when first needed (./lazy-steps.ts, issue 54).
  */
 export function createPipeline(options: ReceiverOptions) {
   const o = resolveOptions(options);
@@ -38,13 +39,13 @@ export function createPipeline(options: ReceiverOptions) {
   const settings: RunSettings = plan
     ? { ...core.settings, planFor: () => plan, dedupeKey: (e) => keyOf(o.dedupeKey(e)), afterBudget: 'retry', doneOutcome: 'queued' }
     : core.settings;
-  const writer = o.store.ledger && createLedgerWriter(o.store.ledger, o.log, () => o.clock.now());
+  const writer = o.store.ledger && lazyLedgerWriter(o.store.ledger, o.log, () => o.clock.now());
   // Late outcomes (after a 202) reach the ledger too, as an update of the delivery's record.
   if (writer) settings.report = (r) => (r.late && writer.late(r), core.report(r));
   const p: Pipeline = {
     o,
     verify,
-    diagnose: createDiagnosis({ secrets: o.secrets, mode: o.mode, verify, now: () => o.clock.now() }),
+    diagnose: lazyDiagnosis({ secrets: o.secrets, mode: o.mode, verify, now: () => o.clock.now() }),
     settings,
     watch: core.watch,
     report: core.report,
@@ -62,10 +63,10 @@ export function createPipeline(options: ReceiverOptions) {
       // Made on first use: a Worker forbids random values at module scope, where receivers are often made.
       decoy: () => (decoy ??= decoyAccount()),
     },
-    // The guard runs a missing earlier event as a reconcile would, through the same steps.
+    // The guard runs a missing earlier event as a reconcile would, through the same steps (loaded at its first use).
     guard:
       o.ordering &&
-      createOrderGuard({
+      lazyOrderGuard({
         ...settings,
         ordering: o.ordering,
         store: o.store,

@@ -1,6 +1,6 @@
 import type { ReceiverResult, RawDelivery } from '../contracts/delivery.js';
 import type { Receiver, ReceiverAdapter } from '../contracts/receiving.js';
-import { createReplay } from '../ledger/replay.js';
+import type { createReplay, ReplaySteps } from '../ledger/replay.js';
 import type { ReceiverOptions } from '../settings/options.js';
 import { holdOpen } from '../steps/hold-open.js';
 import { accountNamed, isAccountName } from '../accounts/account-name.js';
@@ -29,16 +29,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const from = o.accounts?.from;
   const accountOf = from && ((url: string | undefined, header: (name: string) => unknown) => accountNamed(from, url, header));
   const handoff = o.handoff;
-  const replays =
-    writer &&
-    createReplay(o.store.ledger!, writer, {
-      signed: (delivery, trace) => deliver(p, delivery, unbudgetedRun(trace.receivedAt, 'replay', trace)),
-      unsigned: (event, trace, record) =>
-        runEvent(p, event, null, { ...unbudgetedRun(trace.receivedAt, 'replay', trace, record), account: trace.account }),
-      refused: (r, trace) => finish(p, r, unbudgetedRun(trace.receivedAt, 'replay', trace)),
-      trace: (replayOf, forced) => ({ ...traceOf(p, o.clock.now(), 'replay')!, replayOf, forced }),
-      client: o.client,
-    });
+  const steps: ReplaySteps = {
+    signed: (delivery, trace) => deliver(p, delivery, unbudgetedRun(trace.receivedAt, 'replay', trace)),
+    unsigned: (event, trace, record) =>
+      runEvent(p, event, null, { ...unbudgetedRun(trace.receivedAt, 'replay', trace, record), account: trace.account }),
+    refused: (r, trace) => finish(p, r, unbudgetedRun(trace.receivedAt, 'replay', trace)),
+    trace: (replayOf, forced) => ({ ...traceOf(p, o.clock.now(), 'replay')!, replayOf, forced }),
+    client: o.client,
+  };
+  // Loaded at the first replay (issue 54).
+  let replays: Promise<ReturnType<typeof createReplay>> | undefined;
+  const ledger = o.store.ledger;
+  const replaysOf =
+    writer && ledger && (() => (replays ??= import('../ledger/replay.js').then((m) => m.createReplay(ledger, writer, steps))));
   const receiver: Receiver = {
     ...registration(
       () => receiver,
@@ -66,8 +69,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     dispatch: async (event, opts = {}) =>
       dispatchEvent(p, event, opts.source ?? 'reconcile', opts.record, dispatchedAccount(opts.account, o.accounts !== undefined)),
     async replay(id, replayOptions) {
-      if (!replays) throw new Error(NO_LEDGER);
-      return replays.replay(id, replayOptions);
+      if (!replaysOf) throw new Error(NO_LEDGER);
+      return (await replaysOf()).replay(id, replayOptions);
     },
     idle: () => (writer ? writer.idle() : Promise.resolve()),
     forgetAccount(account) {
