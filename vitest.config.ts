@@ -46,7 +46,7 @@ const ALONE = [
 
 // Tests import the packages' sources, so a test run never depends on a stale dist/ (also used by vitest.unit.config.ts).
 export const alias = [
-  { find: /^@payhook\/core\/(node|api|otel|queue|store|lifecycle)$/, replacement: `${packages}core/src/$1.ts` },
+  { find: /^@payhook\/core\/(node|api|otel|queue|store|lifecycle|verify)$/, replacement: `${packages}core/src/$1.ts` },
   // Tests run on Node: the modules the `node` export condition picks.
   { find: /^@payhook\/core\/adapter$/, replacement: `${packages}core/src/adapter-node.ts` },
   { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },

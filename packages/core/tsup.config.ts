@@ -13,6 +13,7 @@ const library = packageBuild(
     queue: 'src/queue.ts',
     store: 'src/store.ts',
     lifecycle: 'src/lifecycle.ts',
+    verify: 'src/verify.ts',
     'platform/node': 'src/platform/node.ts',
     'platform/web': 'src/platform/web.ts',
   },

@@ -6,9 +6,11 @@ export { createEventRouter, type EventRouter } from './routing/event-router.js';
 export { memoryStore, type MemoryStoreOptions } from './storage/memory-store.js';
 export { NonRetriableError } from './base/errors.js';
 export type { AccountSettings, AccountSource, AccountsOptions } from './settings/accounts-options.js';
-export { defaultDedupeKey, EPAY_SIGNATURE_HEADER, SIGNATURE_HEADER, type ReceiverOptions, type RunOptions } from './settings/options.js';
+export { defaultDedupeKey, type ReceiverOptions, type RunOptions } from './settings/options.js';
 export {
   createVerifier,
+  EPAY_SIGNATURE_HEADER,
+  SIGNATURE_HEADER,
   sign,
   signAsync,
   verifySignature,

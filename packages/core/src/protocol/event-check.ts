@@ -26,7 +26,8 @@ function received(v: unknown): string {
   if (typeof v !== 'object') return typeof v;
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
-  const c = Object.getPrototypeOf(v) !== Object.prototype && 'constructor' in v ? (v.constructor as { name?: unknown } | undefined) : undefined;
+  const c =
+    Object.getPrototypeOf(v) !== Object.prototype && 'constructor' in v ? (v.constructor as { name?: unknown } | undefined) : undefined;
   return c ? String(c.name) : 'object';
 }
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -135,7 +136,9 @@ export class EventShapeError extends Error {
     readonly issues: EventIssue[],
     what = 'the payload',
   ) {
-    super(`[@payhook/core] ${what} is not a payment event: ${issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ')}`);
+    super(
+      `[@payhook/core] ${what} is not a payment event: ${issues.map((i) => `${i.path.join('.') || 'payload'}: ${i.message}`).join('; ')}`,
+    );
     this.name = 'EventShapeError';
   }
 }

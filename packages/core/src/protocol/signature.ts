@@ -17,6 +17,11 @@ const NOT_RAW_BODY_MESSAGE =
   '[@payhook/core] the signature is computed over the raw body as received, and this body is not bytes nor a string (a parsed object?): ' +
   "pass the untouched bytes, e.g. express.raw({ type: '*/*' }) and req.body, or await request.text() before any JSON parsing.";
 
+/** The header the interface names for the signature; HTTP header names are case-insensitive. */
+export const SIGNATURE_HEADER = 'x-service-signature';
+/** The header the real service, ePay, signs its deliveries with (its official SDKs' `SignatureHeader`). */
+export const EPAY_SIGNATURE_HEADER = 'x-epay-signature';
+
 /** What every signature header starts with. */
 export const SIGNATURE_PREFIX = 'sha256=';
 const PREFIX = SIGNATURE_PREFIX;

@@ -9,11 +9,9 @@ import type { Handoff } from '../contracts/handling.js';
 import type { RecordClient } from '../contracts/handling.js';
 import type { Store } from '../storage/store.js';
 import { checkSecrets, resolveAccounts, type AccountsOptions } from './accounts-options.js';
+import { EPAY_SIGNATURE_HEADER, SIGNATURE_HEADER } from '../protocol/signature.js';
 
-/** The header the interface names for the signature; HTTP header names are case-insensitive. */
-export const SIGNATURE_HEADER = 'x-service-signature';
-/** The header the real service, ePay, signs its deliveries with (its official SDKs' `SignatureHeader`). */
-export const EPAY_SIGNATURE_HEADER = 'x-epay-signature';
+export { EPAY_SIGNATURE_HEADER, SIGNATURE_HEADER };
 /** Signature headers payhook knows: when the configured one is absent but another came, the log says so. */
 const KNOWN_SIGNATURE_HEADERS = [SIGNATURE_HEADER, EPAY_SIGNATURE_HEADER] as const;
 /** The service counts a delivery as failed when no 2xx comes within this many milliseconds. */

@@ -25,13 +25,18 @@ export function parseEvent(body: RawBody): PaymentEvent | Malformed | Promise<Pa
   }
   const found = value === undefined ? PROTOTYPE_KEY : typeof value === 'object' && value !== null ? scan(value, 1) : undefined;
   if (found === TOO_DEEP) return new Malformed(new Error(TOO_DEEP_MESSAGE));
-  if (found === PROTOTYPE_KEY) return loadSecureJson().then((secureJson) => parseSecurely(secureJson, text), (error) => new Malformed(error));
+  if (found === PROTOTYPE_KEY)
+    return loadSecureJson().then(
+      (secureJson) => parseSecurely(secureJson, text),
+      (error) => new Malformed(error),
+    );
   return shaped(value);
 }
 
 type SecureJson = typeof import('secure-json-parse');
 let secureJsonModule: Promise<SecureJson> | undefined;
-const loadSecureJson = () => (secureJsonModule ??= import('secure-json-parse').then((m) => ((m as { default?: SecureJson }).default ?? m) as SecureJson));
+const loadSecureJson = () =>
+  (secureJsonModule ??= import('secure-json-parse').then((m) => ((m as { default?: SecureJson }).default ?? m) as SecureJson));
 
 function parseSecurely(secureJson: SecureJson, text: string): PaymentEvent | Malformed {
   let value: unknown;
