@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { Lru } from '../base/lru.js';
 import { isPromise, type Awaitable } from '../base/maybe-async.js';
 import { perMinute } from '../base/per-minute.js';
 import type { Clock } from '../base/clock.js';
@@ -40,9 +40,9 @@ export function createAccountBook(
   prepare: (secrets: readonly string[]) => Account['verify'],
   warn: (message: string, fields: object) => void,
 ) {
-  const known = new LRUCache<string, Kept>({ max: a.max });
+  const known = new Lru<string, Kept>(a.max);
   // A name nobody knows, until when it is answered as unknown without asking `resolve` again.
-  const unknown = new LRUCache<string, number>({ max: a.max });
+  const unknown = new Lru<string, number>(a.max);
   const pending = new Map<string, Promise<Account | NoAccount>>();
   const mayLookUp = perMinute(a.lookupsPerMinute, () => clock.now());
 

@@ -1,7 +1,6 @@
-import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../base/clock.js';
-import { ledgerSettings, type LedgerOptions } from './ledger.js';
-import { memoryLedger } from './memory-ledger.js';
+import { Lru } from '../base/lru.js';
+import { failedDoneTtl, ledgerSettings, TAKES_BYTES, type Ledger, type LedgerOptions } from './ledger.js';
 import { markMemoryStore } from './memory-store-warning.js';
 import { keyWatches } from './key-watches.js';
 import {
@@ -61,7 +60,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const retentionMs = options.retentionMs ?? SHORTEST_RETENTION_MS;
   const clock = options.clock ?? systemClock;
   const now = options.now ?? (options.clock ? clock.now : Date.now);
-  const cache = new LRUCache<string, Entry>({ max: options.max ?? 100_000 });
+  const max = options.max ?? 100_000;
+  if (!(Number.isInteger(max) && max > 0)) {
+    throw new RangeError(`[@payhook/core] memoryStore: max must be a positive whole number; got ${max}. Leave it unset for 100,000.`);
+  }
+  const cache = new Lru<string, Entry>(max);
   // Copies waiting for a running key, told when it is completed or released.
   const watches = keyWatches();
   // Unique per claim: a random prefix per store and a counter, cheaper than a UUID per claim.
@@ -148,14 +151,56 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     watch: async (key) => watches.watch(key),
     retentionMs,
     ...(options.ledger && {
-      ledger: memoryLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000, 1_000), now, {
-        clock,
-        storeRetentionMs: retentionMs,
-      }),
+      ledger: lazyLedger(ledgerSettings(options.ledger, '[@payhook/core] memoryStore:', 10_000, 1_000), now, clock, retentionMs),
     }),
   };
   // Not enumerable: a wrapper built with `{ ...store, claim }` must not inherit the unwrapped view.
   Object.defineProperty(store, STORE_SYNC, { value: ops });
   markMemoryStore(store, options.warn !== false);
   return store;
+}
+
+/** The memory ledger's mark (the same `Symbol.for` as in memory-ledger.ts), by which the `payhook` command tells one. */
+const MEMORY_LEDGER = Symbol.for('payhook.memoryLedger');
+
+/**
+ * The memory ledger, its module loaded on the first call: a plain receiver, which keeps no ledger,
+ * never loads it (in Node, a chunk of its own; a Worker's bundler inlines it, so there only its
+ * evaluation waits). The options are checked now, by the caller; calls made while it loads run once
+ * it has, in the order they were made, and later ones straight through.
+ */
+function lazyLedger(settings: ReturnType<typeof ledgerSettings>, now: () => number, clock: Clock, storeRetentionMs: number): Ledger {
+  let real: Ledger | undefined;
+  let waiting: { go: () => void; fail: (error: unknown) => void }[] | undefined;
+  const load = (calls: NonNullable<typeof waiting>) =>
+    import('./memory-ledger.js').then(
+      ({ memoryLedger }) => {
+        real = memoryLedger(settings, now, { clock, storeRetentionMs });
+        // In one turn: no call made meanwhile can overtake those that waited.
+        for (const call of calls) call.go();
+      },
+      (error: unknown) => {
+        // Not loaded (a broken install): these calls fail, the next one tries again.
+        waiting = undefined;
+        for (const call of calls) call.fail(error);
+      },
+    );
+  const later = <T>(run: (l: Ledger) => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (waiting === undefined) void load((waiting = []));
+      waiting.push({ go: () => run(real!).then(resolve, reject), fail: reject });
+    });
+  const ledger: Ledger = {
+    body: settings.body,
+    failedDoneTtlMs: failedDoneTtl(storeRetentionMs, settings),
+    append: (entries) => (real ? real.append(entries) : later((l) => l.append(entries))),
+    update: (id, patch) => (real ? real.update(id, patch) : later((l) => l.update(id, patch))),
+    get: (id) => (real ? real.get(id) : later((l) => l.get(id))),
+    list: (query) => (real ? real.list(query) : later((l) => l.list(query))),
+    remove: (ids) => (real ? real.remove(ids) : later((l) => l.remove(ids))),
+  };
+  // What the real one is: a ledger given the raw bytes, and a memory ledger.
+  TAKES_BYTES.add(ledger);
+  Object.defineProperty(ledger, MEMORY_LEDGER, { value: true });
+  return ledger;
 }
