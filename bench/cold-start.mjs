@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { payloadFor } from './lib/payload.mjs';
-import { writeSection } from './lib/report.mjs';
+import { coreBuild, load, machine, writeSection } from './lib/report.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '15' }, write: { type: 'boolean', default: false } } });
@@ -105,8 +105,12 @@ const median = (xs) => {
 };
 const m = Object.fromEntries(names.map((n) => [n, median(times[n])]));
 const x = (v) => `${v.toFixed(2)}x`;
+const HEADING = '## Cold start: the first delivery in a fresh process';
 const lines = [
-  `Measured by \`node bench/cold-start.mjs --rounds ${rounds}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, fresh processes,`,
+  HEADING,
+  '',
+  `Measured by \`node bench/cold-start.mjs --rounds ${rounds}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ${machine()},`,
+  `load average at the end ${load()}; core: ${coreBuild(path.join(here, '../packages/core/dist'))}. Fresh processes,`,
   `${rounds} interleaved rounds (every row once per round, shuffled), medians. Time from the script's first line to a verified`,
   'delivery, imports included; the ratios are the figures to read, the milliseconds move with the machine.',
   '',
@@ -119,4 +123,4 @@ const lines = [
   `- both ahead of svix (${m.svix.toFixed(1)} ms) and stripe (${m.stripe.toFixed(1)} ms): ${m.createReceiver < m.svix && m.createReceiver < m.stripe && m.verifySignature < m.svix && m.verifySignature < m.stripe ? 'yes' : '**no**'}`,
 ];
 console.log(lines.join('\n'));
-if (values.write) writeSection('Cold start: the first delivery in a fresh process', lines.join('\n'));
+if (values.write) writeSection(HEADING, lines.join('\n'));

@@ -133,7 +133,6 @@ const versions = {
   svix: version('svix'),
   mitata: version('mitata'),
   zod: fromCore('zod'),
-  'lru-cache': fromCore('lru-cache'),
   'secure-json-parse': fromCore('secure-json-parse'),
 };
 const findings = coreFindings({ rows: ROWS, results, targets: TARGETS, wall, cpu, pieces, profileShares, handleProfile });

@@ -9,10 +9,10 @@ export const GROUPS = {
   parse: 'parse step: `parseEvent` with the builtins it calls (JSON.parse)',
   decode: 'UTF-8 decode (TextDecoder)',
   walk: 'prototype-key walk (`mayHavePrototypeKey`)',
-  shape: 'hand shape check (`isPaymentEventShape` and its regexes)',
+  shape: 'hand shape check (`checkPaymentEvent` and its regexes)',
   sjson: 'secure-json-parse (only for suspect payloads)',
   zod: 'zod (only for the error of a misshapen payload)',
-  lru: 'lru-cache (memory store get/set/evict)',
+  lru: 'the LRU (base/lru.ts: memory store get/set/evict)',
   store: "memory store's own code (claim, complete)",
   timers: 'timers (deadline queue, setTimeout)',
   gc: 'garbage collection',
@@ -33,7 +33,7 @@ const SIG = [
   'nodeCrypto',
   'requireNodeCrypto',
 ];
-const SHAPE = ['isPaymentEventShape', 'isText', 'isFilled', 'isObject'];
+const SHAPE = ['checkPaymentEvent', 'checkCustomer', 'isPlain', 'received', 'text', 'filled', 'money', 'timestamp', 'mode', 'isObject'];
 const STORE = ['claim', 'complete', 'held', 'memoryStore', 'release', 'extend'];
 
 function classify({ url, functionName: fn }, coreUrl) {
@@ -44,7 +44,7 @@ function classify({ url, functionName: fn }, coreUrl) {
     return GROUPS.shape;
   if (fn.startsWith('RegExp: [A-F]')) return GROUPS.coreSig;
   if (url.includes('zod')) return GROUPS.zod;
-  if (url.includes('lru-cache')) return GROUPS.lru;
+  if (url.includes('lru-cache') || /\/lru\.(ts|js)$/.test(url)) return GROUPS.lru;
   if (url.includes('secure-json-parse')) return GROUPS.sjson;
   if (url.includes('internal/crypto') || url.includes('buffer')) return GROUPS.hmac;
   if (url === '' && ['Hmac', 'init', 'update', 'digest', 'timingSafeEqual', 'hexWrite', 'utf8Write'].includes(fn)) return GROUPS.hmac;

@@ -1,6 +1,6 @@
 // The app loads what it uses (issue 54): a fresh Node process that imports the BUILT @payhook/core
 // (packages/core/dist, as `pnpm build` leaves it) and answers one signed delivery with a plain
-// receiver loads none of the ledger, the ordering guard, the reconciler, the diagnosis of refusals,
+// receiver loads none of the ledger (its writer, the memory store's ledger), the ordering guard, the reconciler, the diagnosis of refusals,
 // dead-letter retries, erasure, OpenTelemetry or zod; each is loaded once its option asks for it.
 // Every file the process loads is recorded by a load hook (fixtures/loads.mjs) and searched for
 // each part's markers: the module comment esbuild writes above a module's code, and a text of
@@ -25,6 +25,7 @@ const PARTS: Record<string, { text?: string[]; path?: RegExp }> = {
   diagnosis: { text: ['// src/observing/diagnose.ts', 'DIAGNOSE_MAX_DEPTH'] },
   guard: { text: ['// src/steps/order-guard.ts', 'the guard stops waiting rather than lose the event'] },
   ledgerWriter: { text: ['// src/observing/ledger-writer.ts', 'the ledger fell '] },
+  memoryLedger: { text: ['// src/storage/memory-ledger.ts', 'a record needs an id and a receivedAt'] },
   replay: { text: ['// src/ledger/replay.ts', 'has no body to replay'] },
   retry: { text: ['// src/ledger/retry-letters.ts', 'is not a dead letter in the ledger'] },
   erase: { text: ['// src/ledger/erase-records.ts', 'eraseDeliveries needs a reference'] },
@@ -107,10 +108,10 @@ describe('the built @payhook/core loads what the app uses', () => {
     expect(answers).toEqual(['200 processed', 'recorded processed', 'replayed duplicate', 'retried 0', 'erased 2']);
     expect(partsBy(steps)).toEqual({
       root: [],
-      recorded: ['ledgerWriter'],
-      replayed: ['ledgerWriter', 'replay'],
-      retried: ['ledgerWriter', 'replay', 'retry'],
-      erased: ['ledgerWriter', 'replay', 'retry', 'erase'],
+      recorded: ['ledgerWriter', 'memoryLedger'],
+      replayed: ['ledgerWriter', 'memoryLedger', 'replay'],
+      retried: ['ledgerWriter', 'memoryLedger', 'replay', 'retry'],
+      erased: ['ledgerWriter', 'memoryLedger', 'replay', 'retry', 'erase'],
     });
   });
 
