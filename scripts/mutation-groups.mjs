@@ -17,6 +17,11 @@ export const MUTATION_GROUPS = {
       'test/adapters/{express,fastify,hono,bounded-senders}.test.ts',
     ],
   },
+  // The hand check of a delivery's shape (issue 54): every mutant must break its agreement with zod.
+  shape: {
+    mutate: ['packages/core/src/protocol/event-check.ts', 'packages/core/src/base/lru.ts'],
+    tests: ['packages/core/test/{event-check,fast-path,lru}.test.ts'],
+  },
   options: {
     mutate: ['packages/core/src/settings/options.ts'],
     tests: ['packages/core/test/{receiver,fast-path,stranger,options}.test.ts'],
