@@ -6,7 +6,8 @@ import { holdOpen } from '../steps/hold-open.js';
 import { accountNamed, isAccountName } from '../accounts/account-name.js';
 import { readRequest } from '../steps/read-request.js';
 import { createPipeline } from './pipeline.js';
-import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, unbudgetedRun, webhookRun } from './delivery.js';
+import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, unbudgetedRun, webhookRun, type Run } from './delivery.js';
+import { isPromise } from '../base/maybe-async.js';
 
 /** Registered, so that an adapter built against another copy of core finds it too. */
 export const ADAPTER = Symbol.for('payhook.receiver.adapter');
@@ -80,12 +81,25 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     store: o.store,
     dedupeKey: o.dedupeKey,
   };
-  async function processDelivery(delivery: RawDelivery, waitUntil?: (work: Promise<unknown>) => void): Promise<ReceiverResult> {
-    const run = webhookRun(p, o.clock.now(), waitUntil);
+  /**
+   * Not an async function: with the memory store and synchronous handlers the answer is a value,
+   * and an `await` of it would cost every delivery a promise and a turn of the microtask queue.
+   */
+  function processDelivery(delivery: RawDelivery, waitUntil?: (work: Promise<unknown>) => void): Promise<ReceiverResult> {
+    let run: Run;
     try {
-      return await deliver(p, delivery, run);
+      run = webhookRun(p, o.clock.now(), waitUntil);
     } catch (error) {
-      return crashed(p, error, run);
+      // A clock that throws rejects, as before: there is no run to answer it with.
+      return Promise.reject(error);
+    }
+    const crash = (error: unknown) => crashed(p, error, run);
+    try {
+      const r = deliver(p, delivery, run);
+      return isPromise(r) ? Promise.resolve(r).then(undefined, crash) : Promise.resolve(r);
+    } catch (error) {
+      // Through a promise, so that a crash report that throws rejects, as the async function did.
+      return Promise.resolve(error).then(crash);
     }
   }
   const adapter: ReceiverAdapter = {
