@@ -7,17 +7,8 @@ export { memoryStore, type MemoryStoreOptions } from './storage/memory-store.js'
 export { NonRetriableError } from './base/errors.js';
 export type { AccountSettings, AccountSource, AccountsOptions } from './settings/accounts-options.js';
 export { defaultDedupeKey, type ReceiverOptions, type RunOptions } from './settings/options.js';
-export {
-  createVerifier,
-  EPAY_SIGNATURE_HEADER,
-  SIGNATURE_HEADER,
-  sign,
-  signAsync,
-  verifySignature,
-  verifySignatureAsync,
-  type RawBody,
-  type VerifyResult,
-} from './protocol/signature.js';
+// The signature functions and header names, also alone at `@payhook/core/verify`.
+export * from './verify.js';
 export {
   createReconciler,
   type ReconcileClient,
