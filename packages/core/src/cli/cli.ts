@@ -11,7 +11,7 @@ import { isAccountName } from '../accounts/account-name.js';
 import { errorMessage } from '../base/errors.js';
 import { pageSize, type LedgerQuery } from '../storage/ledger.js';
 import { accountLedger } from '../ledger/account-ledger.js';
-import { isMemoryLedger } from '../storage/memory-ledger.js';
+import { isMemoryLedger } from '../storage/memory-ledger-mark.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { Receiver } from '../contracts/receiving.js';
 

@@ -13,12 +13,11 @@ import {
   type ledgerSettings,
 } from './ledger.js';
 import type { RawBody } from '../protocol/signature.js';
+import { markMemoryLedger } from './memory-ledger-mark.js';
+
+export { isMemoryLedger } from './memory-ledger-mark.js';
 
 const NAME = '[@payhook/core]';
-/** On every memory ledger, not enumerable, and the same symbol in every copy of core: how the `payhook` command tells one. */
-const MEMORY_LEDGER = Symbol.for('payhook.memoryLedger');
-/** Whether `ledger` is a memory store's, which only the process that made it can read. */
-export const isMemoryLedger = (ledger: Ledger): boolean => (ledger as { [MEMORY_LEDGER]?: unknown })[MEMORY_LEDGER] === true;
 /** Longest wait between two trims of a ledger nobody writes to. */
 const TRIM_EVERY_MS = 60_000;
 
@@ -186,6 +185,6 @@ export function memoryLedger(
     },
   };
   TAKES_BYTES.add(ledger);
-  Object.defineProperty(ledger, MEMORY_LEDGER, { value: true });
+  markMemoryLedger(ledger);
   return ledger;
 }

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../base/clock.js';
 import { Lru } from '../base/lru.js';
 import { failedDoneTtl, ledgerSettings, TAKES_BYTES, type Ledger, type LedgerOptions } from './ledger.js';
+import { markMemoryLedger } from './memory-ledger-mark.js';
 import { markMemoryStore } from './memory-store-warning.js';
 import { keyWatches } from './key-watches.js';
 import {
@@ -160,9 +161,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   return store;
 }
 
-/** The memory ledger's mark (the same `Symbol.for` as in memory-ledger.ts), by which the `payhook` command tells one. */
-const MEMORY_LEDGER = Symbol.for('payhook.memoryLedger');
-
 /**
  * The memory ledger, its module loaded on the first call: a plain receiver, which keeps no ledger,
  * never loads it (in Node, a chunk of its own; a Worker's bundler inlines it, so there only its
@@ -201,6 +199,6 @@ function lazyLedger(settings: ReturnType<typeof ledgerSettings>, now: () => numb
   };
   // What the real one is: a ledger given the raw bytes, and a memory ledger.
   TAKES_BYTES.add(ledger);
-  Object.defineProperty(ledger, MEMORY_LEDGER, { value: true });
+  markMemoryLedger(ledger);
   return ledger;
 }
