@@ -4,8 +4,8 @@
  * shapes and settings, and the clock. A merchant passes a store; only its author imports this.
  */
 export type { ClaimInside } from './contracts/handling.js';
+export { CLAIM_INSIDE } from './base/shared-keys.js';
 export {
-  CLAIM_INSIDE,
   DEFAULT_RETENTION_MS,
   SHORTEST_RETENTION_MS,
   type ClaimResult,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, vi } from 'vitest';
-import { MEMORY_STORE_REGISTRY } from '../src/storage/memory-store-warning.js';
+import { MEMORY_STORE_REGISTRY } from '../src/base/shared-keys.js';
 
 /** The variables core reads to recognise a serverless platform. */
 export const SERVERLESS_ENV = ['VERCEL', 'NETLIFY', 'FUNCTION_TARGET', 'K_SERVICE', 'AWS_LAMBDA_FUNCTION_NAME'];

@@ -1,4 +1,4 @@
-const NON_RETRIABLE = Symbol.for('payhook.NonRetriableError');
+import { NON_RETRIABLE } from './shared-keys.js';
 
 /**
  * Throw from a handler when running it again cannot help (the order no longer exists, the

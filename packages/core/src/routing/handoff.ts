@@ -1,6 +1,6 @@
 import type { ClaimInside, EventHandler, Handoff, HandlerContext, Plan, QueuedEvent } from '../contracts/handling.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
-import { CLAIM_INSIDE } from '../storage/store.js';
+import { CLAIM_INSIDE } from '../base/shared-keys.js';
 
 const QUEUED = 'queued:';
 

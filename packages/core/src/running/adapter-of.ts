@@ -1,5 +1,5 @@
 import type { Receiver, ReceiverAdapter } from '../contracts/receiving.js';
-import { ADAPTER } from './receiver.js';
+import { ADAPTER } from '../base/shared-keys.js';
 
 /** The adapter's view of a receiver made by `createReceiver`. */
 export function adapterOf(receiver: Receiver): ReceiverAdapter {

@@ -8,9 +8,7 @@ import { readRequest } from '../steps/read-request.js';
 import { createPipeline } from './pipeline.js';
 import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, unbudgetedRun, webhookRun, type Run } from './delivery.js';
 import { isPromise } from '../base/maybe-async.js';
-
-/** Registered, so that an adapter built against another copy of core finds it too. */
-export const ADAPTER = Symbol.for('payhook.receiver.adapter');
+import { ADAPTER } from '../base/shared-keys.js';
 
 /**
  * Create the receiver: verify on raw bytes, parse, deduplicate through the store, route to typed

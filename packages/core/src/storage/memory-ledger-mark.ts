@@ -1,7 +1,5 @@
+import { MEMORY_LEDGER } from '../base/shared-keys.js';
 import type { Ledger } from './ledger.js';
-
-/** On every memory ledger, not enumerable, and the same symbol in every copy of core: how the `payhook` command tells one. */
-const MEMORY_LEDGER = Symbol.for('payhook.memoryLedger');
 
 /** Marks a memory store's ledger (the real one, and the store's stand-in while it loads). */
 export const markMemoryLedger = (ledger: Ledger): void => {

@@ -1,13 +1,11 @@
 import type { Log } from '../base/logger.js';
+import { MEMORY_STORE, MEMORY_STORE_REGISTRY } from '../base/shared-keys.js';
 import type { Store } from './store.js';
 
 // When a receiver or a queue worker is created with a memory store where that store cannot
 // deduplicate, one warning per process and cause says so; and when a serverless platform may
 // freeze work answered 202, the first such answer says so. Tiny on purpose: it is in every Worker
 // bundle of core (scripts/check-size.mjs).
-
-/** On every memory store, not enumerable: the copy of core that made it, and whether it may warn. */
-export const MEMORY_STORE = Symbol.for('payhook.memoryStore');
 
 /**
  * This copy of core. Each evaluation of this module makes a new one: a second bundled copy in
@@ -21,11 +19,7 @@ interface Mark {
   warn: boolean;
 }
 
-/**
- * Shared by every copy of core in the process, whatever its version: the copies whose memory
- * stores receivers (or workers) use, and the causes already warned of.
- */
-export const MEMORY_STORE_REGISTRY = Symbol.for('payhook.memoryStore.registry.v1');
+/** Under `MEMORY_STORE_REGISTRY`: the copies whose memory stores receivers (or workers) use, and the causes already warned of. */
 interface Registry {
   copies: Record<string, object[]>;
   warned: string[];

@@ -1,12 +1,12 @@
 import { systemClock, type Clock } from '../base/clock.js';
 import { Lru } from '../base/lru.js';
+import { STORE_SYNC } from '../base/shared-keys.js';
 import { failedDoneTtl, ledgerSettings, TAKES_BYTES, type Ledger, type LedgerOptions } from './ledger.js';
 import { markMemoryLedger } from './memory-ledger-mark.js';
 import { markMemoryStore } from './memory-store-warning.js';
 import { keyWatches } from './key-watches.js';
 import {
   SHORTEST_RETENTION_MS,
-  STORE_SYNC,
   type ClaimResult,
   type CompleteOptions,
   type Outcome,

@@ -1,4 +1,5 @@
 import type { Log } from '../base/logger.js';
+import { STORE_SYNC } from '../base/shared-keys.js';
 import type { StoreWatch } from './key-watches.js';
 import type { Ledger } from './ledger.js';
 
@@ -99,14 +100,5 @@ export interface StoreOps {
   extend(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
 }
 
-/** Registered, so that two copies of core (ESM and CJS) still find each other's synchronous view. */
-export const STORE_SYNC: unique symbol = Symbol.for('payhook.store.sync') as never;
-
 /** The synchronous view of `store` if it has one, else the store itself. */
 export const storeOps = (store: Store): StoreOps => (store as { [STORE_SYNC]?: StoreOps })[STORE_SYNC] ?? store;
-
-/**
- * Set on a handler that can take its event's claim inside its own transaction (see `ClaimInside`):
- * registered, as `STORE_SYNC` is, so that a store package and core find each other across copies.
- */
-export const CLAIM_INSIDE: unique symbol = Symbol.for('payhook.claim-inside') as never;
