@@ -49,7 +49,7 @@ export const alias = [
   { find: /^@payhook\/core\/(node|api|otel|queue|store|lifecycle|verify)$/, replacement: `${packages}core/src/$1.ts` },
   // Tests run on Node: the modules the `node` export condition picks.
   { find: /^@payhook\/core\/adapter$/, replacement: `${packages}core/src/adapter-node.ts` },
-  { find: /^#platform$/, replacement: `${packages}core/src/platform/node.ts` },
+  { find: /^#platform$/, replacement: `${packages}core/src/platform/node-apis.ts` },
   { find: /^@payhook\/testing\/(store|ledger)$/, replacement: `${packages}testing/src/$1.ts` },
   { find: /^@payhook\/board\/node$/, replacement: `${packages}board/src/node.ts` },
   { find: /^@payhook\/store-redis\/scripts$/, replacement: `${packages}store-redis/src/scripts.ts` },

@@ -50,7 +50,7 @@ function graphOf(src) {
     const targets = new Set();
     for (const [, , spec] of text.matchAll(IMPORT)) {
       let target;
-      if (spec === '#platform') target = path.join(src, 'platform/node.ts');
+      if (spec === '#platform') target = path.join(src, 'platform/node-apis.ts');
       else if (spec.startsWith('.')) target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
       else continue;
       if (known.has(target)) targets.add(target);

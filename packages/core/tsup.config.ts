@@ -14,8 +14,8 @@ const library = packageBuild(
     store: 'src/store.ts',
     lifecycle: 'src/lifecycle.ts',
     verify: 'src/verify.ts',
-    'platform/node': 'src/platform/node.ts',
-    'platform/web': 'src/platform/web.ts',
+    'platform/node-apis': 'src/platform/node-apis.ts',
+    'platform/web-apis': 'src/platform/web-apis.ts',
   },
   {
     external: ['#platform'],
@@ -23,7 +23,7 @@ const library = packageBuild(
     clean: ['!cli.js', '!cli.js.map'],
     // Types only: `#platform` has the same type under every condition. Not in tsconfig.json, whose
     // paths bundlers (esbuild, wrangler) would apply to dist/ when it is reached through a workspace link.
-    dts: { compilerOptions: { paths: { '#platform': ['./src/platform/node.ts'] } } },
+    dts: { compilerOptions: { paths: { '#platform': ['./src/platform/node-apis.ts'] } } },
   },
 );
 

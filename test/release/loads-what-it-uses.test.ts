@@ -102,7 +102,7 @@ describe('the built @payhook/core loads what the app uses', () => {
     expect(delivered.map((f) => f.slice(dist.length + 1).replace(/-[\w-]{8}\.js$/, '-*.js')).sort()).toEqual([
       'core-*.js',
       'index.js',
-      'platform/node.js',
+      'platform/node-apis.js',
       'signature-*.js',
     ]);
   });
@@ -154,6 +154,6 @@ describe('the built @payhook/core loads what the app uses', () => {
       'scanned 0',
     ]);
     // One file and the platform's: the parts live inside index.cjs, initialised when first used.
-    expect(required.map((f) => f.slice(dist.length + 1)).sort()).toEqual(['index.cjs', 'platform/node.cjs']);
+    expect(required.map((f) => f.slice(dist.length + 1)).sort()).toEqual(['index.cjs', 'platform/node-apis.cjs']);
   });
 });

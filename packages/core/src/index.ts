@@ -20,7 +20,7 @@ export { retryDeadLetters, type DeadLetterRetry } from './ledger/dead-letters.js
 export { eraseDeliveries, type EraseQuery } from './ledger/erase.js';
 
 export type { PaymentEvent, PaymentEventName } from './protocol/event-schema.js';
-export type { Mode, TransactionStatus } from './protocol/lifecycle.js';
+export type { Mode, TransactionStatus } from './protocol/payment-lifecycle.js';
 export type { TransactionRecord } from './protocol/api-schema.js';
 export type { DeliveryOutcome } from './protocol/outcomes.js';
 export type { HandleOptions, Receiver, ReplayOptions } from './contracts/receiving.js';
@@ -48,5 +48,5 @@ export type {
 export type { LoggerObject, LogLevel } from './base/logger.js';
 export type { LogFields, LogFunction, LoggerOption } from './contracts/log-fields.js';
 export type { Clock } from './base/clock.js';
-export type { Store } from './storage/store.js';
+export type { Store } from './storage/store-contract.js';
 export type { DeadLetter, LedgerEntry, LedgerQuery } from './storage/ledger.js';

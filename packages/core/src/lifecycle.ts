@@ -17,7 +17,7 @@ export {
   type Mode,
   type TransactionStatus,
   type Transition,
-} from './protocol/lifecycle.js';
+} from './protocol/payment-lifecycle.js';
 export { EVENT_NAMES, isPaymentEventName, paymentEventSchema, type PaymentEvent, type PaymentEventName } from './protocol/event-schema.js';
 export { eventFromRecord } from './protocol/record-event.js';
 export { COMMON_OUTCOMES, OUTCOMES, type DeadLetterReason, type DeliveryOutcome, type OutcomeFacts } from './protocol/outcomes.js';

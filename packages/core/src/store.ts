@@ -13,7 +13,7 @@ export {
   type Outcome,
   type Store,
   type StoreRecord,
-} from './storage/store.js';
+} from './storage/store-contract.js';
 export {
   DEFAULT_DEAD_LETTER_RETENTION_MS,
   DEFAULT_LEDGER_RETENTION_MS,

@@ -150,7 +150,7 @@ describe('runs without a budget', () => {
 
   it('on a platform whose timers end with the request (workerd: a timer per delivery), a reconcile still waits for its handler', async () => {
     vi.resetModules();
-    vi.doMock('../src/platform/node.js', async (original) => ({ ...(await original<object>()), timersOutliveRequests: false }));
+    vi.doMock('../src/platform/node-apis.js', async (original) => ({ ...(await original<object>()), timersOutliveRequests: false }));
     try {
       const core = await import('../src/index.js');
       const clock = manualClock(0);
@@ -166,7 +166,7 @@ describe('runs without a budget', () => {
       await clock.advance(500);
       expect(await recovered).toMatchObject({ outcome: 'processed', status: 200 });
     } finally {
-      vi.doUnmock('../src/platform/node.js');
+      vi.doUnmock('../src/platform/node-apis.js');
       vi.resetModules();
     }
   });

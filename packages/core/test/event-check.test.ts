@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createEvent, type EventOverrides } from '@payhook/testing';
 import { checkPaymentEvent, type EventCheck } from '../src/protocol/event-check.js';
 import { paymentEventSchema } from '../src/protocol/event-schema.js';
-import { EVENT_NAMES } from '../src/protocol/lifecycle.js';
+import { EVENT_NAMES } from '../src/protocol/payment-lifecycle.js';
 
 // The receiver checks every delivery by hand (checkPaymentEvent); the zod schema stays the written
 // rule. These properties hold the hand check to `paymentEventSchema.safeParse`: the same verdict,

@@ -1,7 +1,7 @@
 import type { ManualClock } from '@payhook/testing';
 import { memoryStore, type Store } from '../src/index.js';
 import { STORE_SYNC } from '../src/base/shared-keys.js';
-import { storeOps, type StoreOps } from '../src/storage/store.js';
+import { storeOps, type StoreOps } from '../src/storage/store-contract.js';
 
 /**
  * A memory store on `clock` that records every call the receiver makes of it (`claim@25`), with

@@ -35,13 +35,13 @@ describe('verification on Web Crypto', () => {
 
 describe('the build for workers and edge functions (no node:crypto)', () => {
   afterEach(() => {
-    vi.doUnmock('../src/platform/node.js');
+    vi.doUnmock('../src/platform/node-apis.js');
     vi.resetModules();
   });
 
   it('runs the whole pipeline on Web Crypto, and says what to use instead of sign', async () => {
     // What the `workerd`, `edge-light`, `worker` and `browser` conditions pick for `#platform`.
-    vi.doMock('../src/platform/node.js', () => import('../src/platform/web.js'));
+    vi.doMock('../src/platform/node-apis.js', () => import('../src/platform/web-apis.js'));
     vi.resetModules();
     const core = await import('../src/index.js');
     const runs: string[] = [];
@@ -67,7 +67,7 @@ describe('the build for workers and edge functions (no node:crypto)', () => {
   });
 
   it('sets a budget timer per delivery, since workerd cancels the timers of a request once it is answered', async () => {
-    vi.doMock('../src/platform/node.js', () => import('../src/platform/web.js'));
+    vi.doMock('../src/platform/node-apis.js', () => import('../src/platform/web-apis.js'));
     vi.resetModules();
     const core = await import('../src/index.js');
     // A manual clock, and what workerd does at the end of each request: clear the timers it set.

@@ -16,7 +16,7 @@ export const ADAPTER = Symbol.for('payhook.receiver.adapter');
 
 /**
  * On a store, its synchronous operations, not enumerable. Set by the memory store; read by
- * `storeOps` (storage/store.ts), so a receiver runs a delivery on it without awaiting.
+ * `storeOps` (storage/store-contract.ts), so a receiver runs a delivery on it without awaiting.
  */
 export const STORE_SYNC: unique symbol = Symbol.for('payhook.store.sync') as never;
 

@@ -1,7 +1,7 @@
 import type { Timeline, TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent, PaymentEventName } from '../protocol/event-schema.js';
 import type { DeliveryReport, DeliverySource, JobInfo, LoopBlocked } from './delivery.js';
-import type { ClaimResult } from '../storage/store.js';
+import type { ClaimResult } from '../storage/store-contract.js';
 
 /** What a handler learns about the delivery beside the event itself. */
 export interface HandlerContext {

@@ -5,7 +5,7 @@
 import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent, PaymentEventName } from '../protocol/event-schema.js';
 import type { BodyDeadline } from '../reading/read-body.js';
-import type { Store } from '../storage/store.js';
+import type { Store } from '../storage/store-contract.js';
 import type { LogLevel } from '../base/logger.js';
 import type { LogFields } from './log-fields.js';
 import type { DeliveryReport, DeliverySource, ErrorHandler, RawDelivery, ReceiverResult } from './delivery.js';

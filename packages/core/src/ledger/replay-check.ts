@@ -1,7 +1,7 @@
 import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { HandlerContext } from '../contracts/handling.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
-import { isPaymentEventName } from '../protocol/lifecycle.js';
+import { isPaymentEventName } from '../protocol/payment-lifecycle.js';
 import { checkRecord } from '../steps/record-check.js';
 import type { RecordClient } from '../contracts/handling.js';
 import { reportOf } from '../observing/outcome.js';

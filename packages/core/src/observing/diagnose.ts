@@ -1,4 +1,4 @@
-import type { Mode } from '../protocol/lifecycle.js';
+import type { Mode } from '../protocol/payment-lifecycle.js';
 import type { SignatureReason, HeaderDefect, SignatureHint } from '../contracts/delivery.js';
 import type { Awaitable } from '../base/maybe-async.js';
 import { perMinute } from '../base/per-minute.js';

@@ -1,8 +1,8 @@
 import type { createHmac, timingSafeEqual } from 'node:crypto';
 
 // What differs between platforms, chosen by the package's export conditions (`#platform` in
-// package.json), never by probing the runtime: `node`, `bun` and `deno` get ./node.ts; workers,
-// edge functions, browsers and anything else get ./web.ts.
+// package.json), never by probing the runtime: `node`, `bun` and `deno` get ./node-apis.ts; workers,
+// edge functions, browsers and anything else get ./web-apis.ts.
 
 /** Synchronous HMAC-SHA256 (node:crypto, imported statically); `null` where only Web Crypto exists. */
 export interface SyncHmac {

@@ -1,4 +1,4 @@
-import { TRANSACTION_STATUSES } from './lifecycle.js';
+import { TRANSACTION_STATUSES } from './payment-lifecycle.js';
 
 /**
  * The rules of the service's API that are values rather than shapes: its limits, its 400 messages

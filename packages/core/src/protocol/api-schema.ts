@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { TRANSACTION_STATUSES } from './lifecycle.js';
+import { TRANSACTION_STATUSES } from './payment-lifecycle.js';
 import { API_MESSAGES, MAX_LIST_RANGE_MS, normalizeEthiopianPhone, PAGE_SIZE, parseAmount, SUPPORTED_CURRENCIES } from './api-rules.js';
 
 export * from './api-rules.js';

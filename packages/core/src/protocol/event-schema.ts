@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import type { PaymentEventName } from './lifecycle.js';
+import type { PaymentEventName } from './payment-lifecycle.js';
 import { CURRENCY, CURRENCY_MESSAGE, MONEY, MONEY_MESSAGE } from './event-rules.js';
 
-export { EVENT_NAMES, isPaymentEventName, type PaymentEventName } from './lifecycle.js';
+export { EVENT_NAMES, isPaymentEventName, type PaymentEventName } from './payment-lifecycle.js';
 
 const money = z.string().regex(MONEY, MONEY_MESSAGE);
 const timestamp = z.iso.datetime({ precision: 3 });

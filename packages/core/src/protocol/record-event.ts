@@ -1,7 +1,7 @@
-import type { Mode } from './lifecycle.js';
+import type { Mode } from './payment-lifecycle.js';
 import type { TransactionRecord } from './api-schema.js';
 import type { PaymentEvent } from './event-schema.js';
-import type { PaymentEventName } from './lifecycle.js';
+import type { PaymentEventName } from './payment-lifecycle.js';
 
 /**
  * The webhook payload (section 2.1) a transaction record of the API stands for, so an event the

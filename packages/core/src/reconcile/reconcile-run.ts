@@ -1,6 +1,6 @@
 import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
-import { EVENTS_BY_STATUS, type PaymentEventName } from '../protocol/lifecycle.js';
+import { EVENTS_BY_STATUS, type PaymentEventName } from '../protocol/payment-lifecycle.js';
 import type { Log } from '../base/logger.js';
 import { reportOf } from '../observing/outcome.js';
 import type { DeliveryReport } from '../contracts/delivery.js';

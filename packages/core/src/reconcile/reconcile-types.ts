@@ -4,7 +4,7 @@ import type { Clock } from '../base/clock.js';
 import type { LoggerOption } from '../contracts/log-fields.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { Receiver } from '../contracts/receiving.js';
-import type { Mode } from '../protocol/lifecycle.js';
+import type { Mode } from '../protocol/payment-lifecycle.js';
 
 /** The part of `@payhook/client` a reconciler uses. */
 export interface ReconcileClient {

@@ -1,7 +1,7 @@
 import type { HandlerContext, HandlerOptions, EventHandler, Plan } from '../contracts/handling.js';
 import type { PaymentEvent, PaymentEventName } from '../protocol/event-schema.js';
 import type { LoopWatch } from '../contracts/handling.js';
-import { isPaymentEventName } from '../protocol/lifecycle.js';
+import { isPaymentEventName } from '../protocol/payment-lifecycle.js';
 import { isPromise, type Awaitable } from '../base/maybe-async.js';
 
 export interface EventRouter {

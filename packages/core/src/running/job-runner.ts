@@ -11,7 +11,7 @@ import { reportOf } from '../observing/outcome.js';
 import type { DeliveryReport, ErrorHandler } from '../contracts/delivery.js';
 import { OUTCOMES } from '../protocol/outcomes.js';
 import { createRunCore } from './run-core.js';
-import type { Store } from '../storage/store.js';
+import type { Store } from '../storage/store-contract.js';
 
 /** What the queue engine does with a job once the runner has run it. */
 export type JobVerdict =

@@ -4,7 +4,7 @@
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { DiagnoseInput, DiagnoseSettings, SignatureDiagnosis } from '../observing/diagnose.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
-import { EVENTS_BEFORE, isPaymentEventName } from '../protocol/lifecycle.js';
+import { EVENTS_BEFORE, isPaymentEventName } from '../protocol/payment-lifecycle.js';
 import type { VerifyResult } from '../protocol/signature.js';
 import type { GuardedAccount, OrderGuard, OrderGuardSettings } from '../steps/order-guard.js';
 

@@ -6,13 +6,13 @@ import { holdOpen } from '../steps/hold-open.js';
 import { accountNamed, isAccountName } from '../accounts/account-name.js';
 import { readRequest } from '../steps/read-request.js';
 import { createPipeline } from './pipeline.js';
-import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, unbudgetedRun, webhookRun, type Run } from './delivery.js';
+import { crashed, deliver, dispatchEvent, finish, runEvent, traceOf, unbudgetedRun, webhookRun, type Run } from './run-delivery.js';
 import { isPromise } from '../base/maybe-async.js';
 import { ADAPTER } from '../base/shared-keys.js';
 
 /**
  * Create the receiver: verify on raw bytes, parse, deduplicate through the store, route to typed
- * handlers, and answer within the budget whatever the handlers do. The steps are ./delivery.ts
+ * handlers, and answer within the budget whatever the handlers do. The steps are ./run-delivery.ts
  * and ../steps/, one each; this only wires them.
  *
  * @example

@@ -2,14 +2,14 @@ import { publishReport, timersOutliveRequests } from '#platform';
 import { createDeadlines, ownTimers } from '../base/deadlines.js';
 import { createRouter } from '../routing/event-router.js';
 import type { EventHandler, HandlerOptions } from '../contracts/handling.js';
-import type { PaymentEventName } from '../protocol/lifecycle.js';
+import type { PaymentEventName } from '../protocol/payment-lifecycle.js';
 import { needsClient, type resolveRunOptions } from '../settings/options.js';
 import type { RunSettings } from '../steps/run-settings.js';
 import { warnOfFrozenWork, warnOfMemoryStore, type MemoryStoreUser } from '../storage/memory-store-warning.js';
 import { createLoopWatch } from '../observing/loop-watch.js';
 import type { ErrorHandler } from '../contracts/delivery.js';
 import { createReporter } from '../observing/report.js';
-import { storeOps } from '../storage/store.js';
+import { storeOps } from '../storage/store-contract.js';
 
 export interface RunCoreOptions extends ReturnType<typeof resolveRunOptions> {
   afterBudget: RunSettings['afterBudget'];

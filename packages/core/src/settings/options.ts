@@ -1,4 +1,4 @@
-import type { Mode } from '../protocol/lifecycle.js';
+import type { Mode } from '../protocol/payment-lifecycle.js';
 import { systemClock, type Clock } from '../base/clock.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
 import { memoryStore } from '../storage/memory-store.js';
@@ -7,7 +7,7 @@ import type { LoggerOption } from '../contracts/log-fields.js';
 import type { Telemetry } from '../contracts/handling.js';
 import type { Handoff } from '../contracts/handling.js';
 import type { RecordClient } from '../contracts/handling.js';
-import type { Store } from '../storage/store.js';
+import type { Store } from '../storage/store-contract.js';
 import { checkSecrets, resolveAccounts, type AccountsOptions } from './accounts-options.js';
 import { EPAY_SIGNATURE_HEADER, SIGNATURE_HEADER } from '../protocol/signature.js';
 

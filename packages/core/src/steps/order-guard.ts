@@ -1,9 +1,9 @@
 import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { Plan } from '../contracts/handling.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
-import { EVENTS_BEFORE, isPaymentEventName, type PaymentEventName } from '../protocol/lifecycle.js';
+import { EVENTS_BEFORE, isPaymentEventName, type PaymentEventName } from '../protocol/payment-lifecycle.js';
 import type { Log } from '../base/logger.js';
-import type { Store } from '../storage/store.js';
+import type { Store } from '../storage/store-contract.js';
 import type { Clock } from '../base/clock.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import { reportOf } from '../observing/outcome.js';

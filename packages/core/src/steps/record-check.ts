@@ -2,7 +2,7 @@ import type { RecordClient } from '../contracts/handling.js';
 import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { HandlerContext } from '../contracts/handling.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
-import { standing } from '../protocol/lifecycle.js';
+import { standing } from '../protocol/payment-lifecycle.js';
 import { reportOf } from '../observing/outcome.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 

@@ -3,7 +3,7 @@ import type { Clock } from '../base/clock.js';
 import type { Deadlines } from '../base/deadlines.js';
 import type { Awaitable } from '../base/maybe-async.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
-import type { CompleteOptions, Outcome, StoreOps } from '../storage/store.js';
+import type { CompleteOptions, Outcome, StoreOps } from '../storage/store-contract.js';
 import type { StoreWatch } from '../storage/key-watches.js';
 import type { DeliveryReport, DeliverySource, JobInfo } from '../contracts/delivery.js';
 import type { EventHandler, HandlerContext, Plan, RecordClient } from '../contracts/handling.js';

@@ -1,5 +1,5 @@
 import type { TransactionRecord } from '../protocol/api-schema.js';
-import { eventOfStep, type PaymentEventName } from '../protocol/lifecycle.js';
+import { eventOfStep, type PaymentEventName } from '../protocol/payment-lifecycle.js';
 import { reportOf } from '../observing/outcome.js';
 import type { DeliveryReport } from '../contracts/delivery.js';
 import type { RecordClient } from '../contracts/handling.js';

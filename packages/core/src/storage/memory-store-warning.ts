@@ -1,6 +1,6 @@
 import type { Log } from '../base/logger.js';
 import { MEMORY_STORE, MEMORY_STORE_REGISTRY } from '../base/shared-keys.js';
-import type { Store } from './store.js';
+import type { Store } from './store-contract.js';
 
 // When a receiver or a queue worker is created with a memory store where that store cannot
 // deduplicate, one warning per process and cause says so; and when a serverless platform may

@@ -13,7 +13,7 @@ import {
   type Store,
   type StoreOps,
   type StoreRecord,
-} from './store.js';
+} from './store-contract.js';
 
 export interface MemoryStoreOptions {
   /** Most keys kept; the least recently used go first. Default 100,000. */

@@ -1,4 +1,4 @@
-import type { Outcome } from './store.js';
+import type { Outcome } from './store-contract.js';
 
 /**
  * A done record's outcome as a store reads it back: `rejected`, or `failed` as records written by

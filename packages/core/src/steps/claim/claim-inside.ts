@@ -6,7 +6,7 @@ import type { ClaimInside, Plan } from '../../contracts/handling.js';
 import { reportOf } from '../../observing/outcome.js';
 import type { PaymentEvent } from '../../protocol/event-schema.js';
 import { CLAIM_INSIDE } from '../../base/shared-keys.js';
-import type { ClaimResult } from '../../storage/store.js';
+import type { ClaimResult } from '../../storage/store-contract.js';
 
 /** What the deadline reads of a delivery that claims inside its handler's transaction. */
 export interface InsideProgress {

@@ -1,5 +1,5 @@
 import { andThen, attempt } from '../../base/maybe-async.js';
-import type { Outcome } from '../../storage/store.js';
+import type { Outcome } from '../../storage/store-contract.js';
 import type { RunSettings } from '../run-settings.js';
 import { reportOf } from '../../observing/outcome.js';
 import type { DeliveryFields } from '../../contracts/delivery.js';

@@ -1,6 +1,6 @@
 import { attempt, isPromise } from '../../base/maybe-async.js';
 import type { StoreWatch } from '../../storage/key-watches.js';
-import type { ClaimResult } from '../../storage/store.js';
+import type { ClaimResult } from '../../storage/store-contract.js';
 import type { RunSettings } from '../run-settings.js';
 
 /** The first pause before claiming again; each next one doubles, up to the last. */

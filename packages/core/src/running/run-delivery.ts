@@ -4,7 +4,7 @@ import type { LedgerWriter } from '../observing/ledger-writer.js';
 import type { resolveOptions } from '../settings/options.js';
 import type { OrderGuard } from '../steps/order-guard.js';
 import type { RunSettings } from '../steps/run-settings.js';
-import type { verifyStep } from '../steps/verify.js';
+import type { verifyStep } from '../steps/verify-step.js';
 import { isPromise, type Awaitable } from '../base/maybe-async.js';
 import type { DeliveryReport, DeliverySource, RawDelivery, ReceiverResult, Trace } from '../contracts/delivery.js';
 import type { HandleOptions } from '../contracts/receiving.js';
