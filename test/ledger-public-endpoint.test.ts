@@ -17,7 +17,7 @@ import { postgresStore } from '@payhook/store-postgres';
 import { sqliteStore } from '@payhook/store-sqlite';
 import Database from 'better-sqlite3';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { createLedgerWriter } from '../packages/core/src/observing/ledger-writer.js';
+import { createLedgerWriter } from '../packages/core/src/ledger/ledger-writer.js';
 import type { Trace } from '../packages/core/src/contracts/delivery.js';
 import { reportOf } from '../packages/core/src/observing/outcome.js';
 import { requirePostgres, requireRedis } from './services.js';

@@ -25,7 +25,7 @@ const run = promisify(execFile);
 const PARTS: Record<string, { text?: string[]; path?: RegExp }> = {
   diagnosis: { text: ['// src/observing/diagnose.ts', 'DIAGNOSE_MAX_DEPTH'] },
   guard: { text: ['// src/steps/order-guard.ts', 'the guard stops waiting rather than lose the event'] },
-  ledgerWriter: { text: ['// src/observing/ledger-writer.ts', 'the ledger fell '] },
+  ledgerWriter: { text: ['// src/ledger/ledger-writer.ts', 'the ledger fell '] },
   memoryLedger: { text: ['// src/storage/memory-ledger.ts', 'a record needs an id and a receivedAt'] },
   replay: { text: ['// src/ledger/replay.ts', 'has no body to replay'] },
   retry: { text: ['// src/ledger/retry-letters.ts', 'is not a dead letter in the ledger'] },

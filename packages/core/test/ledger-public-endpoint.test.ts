@@ -6,10 +6,10 @@ import { createEvent, manualClock, signedRequest } from '@payhook/testing';
 import { createReceiver, eraseDeliveries, memoryStore, NonRetriableError, type LedgerEntry } from '../src/index.js';
 import type { Ledger } from '../src/store.js';
 import { MAX_LEDGER_PAGE } from '../src/storage/ledger.js';
-import { createLedgerWriter } from '../src/observing/ledger-writer.js';
+import { createLedgerWriter } from '../src/ledger/ledger-writer.js';
 import type { Trace } from '../src/contracts/delivery.js';
 import { REFUSALS_PER_MINUTE } from '../src/base/per-minute.js';
-import { prefixOf } from '../src/observing/ledger-record.js';
+import { prefixOf } from '../src/ledger/ledger-record.js';
 import { reportOf } from '../src/observing/outcome.js';
 import { captureWaitUntil } from '../../../test/support/wait.js';
 

@@ -1,5 +1,5 @@
 import { bytesOf, MAX_LEDGER_PAGE, type Ledger, type LedgerEntry } from '../storage/ledger.js';
-import { cut, MAX_NAME } from '../observing/ledger-record.js';
+import { cut, MAX_NAME } from './ledger-record.js';
 import { accountLedger } from './account-ledger.js';
 import { emailKey, phoneKey, prefixNamesEmail, prefixNamesPhone, samePhone } from './customer-key.js';
 

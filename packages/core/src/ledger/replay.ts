@@ -3,7 +3,7 @@ import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { Awaitable } from '../base/maybe-async.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
 import { bytesOf, type Ledger, type LedgerEntry } from '../storage/ledger.js';
-import type { LedgerWriter } from '../observing/ledger-writer.js';
+import type { LedgerWriter } from './ledger-writer.js';
 import type { Trace } from '../contracts/delivery.js';
 import type { RawDelivery } from '../contracts/delivery.js';
 import { reportOf } from '../observing/outcome.js';

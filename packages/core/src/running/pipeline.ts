@@ -1,5 +1,5 @@
 import { perMinute, REFUSALS_PER_MINUTE } from '../base/per-minute.js';
-import { lazyLedgerWriter } from '../observing/lazy-ledger-writer.js';
+import { lazyLedgerWriter } from '../ledger/lazy-ledger-writer.js';
 import type { TransactionRecord } from '../protocol/api-schema.js';
 import type { PaymentEvent } from '../protocol/event-schema.js';
 import { handoffPlan, queuedKey } from '../routing/handoff.js';

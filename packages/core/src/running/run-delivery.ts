@@ -1,6 +1,6 @@
 import type { LoopWatch } from '../contracts/handling.js';
 import type { createDiagnosis } from '../observing/diagnose.js';
-import type { LedgerWriter } from '../observing/ledger-writer.js';
+import type { LedgerWriter } from '../ledger/ledger-writer.js';
 import type { resolveOptions } from '../settings/options.js';
 import type { OrderGuard } from '../steps/order-guard.js';
 import type { RunSettings } from '../steps/run-settings.js';
