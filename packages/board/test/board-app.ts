@@ -87,10 +87,18 @@ export function boardApps(): (...args: Parameters<typeof startBoardApp>) => Retu
   };
 }
 
+/** When the records these tests put into a ledger were received. */
+export const RECORDS_AT = Date.UTC(2026, 10, 27, 5, 0, 0);
+/**
+ * A memory store with a ledger whose clock reads a day after RECORDS_AT: on the real clock, a
+ * record dated RECORDS_AT outlives the ledger's 7-day retention a week later, and the tests fail.
+ */
+export const recordsStore = () => memoryStore({ ledger: true, now: () => RECORDS_AT + 24 * 60 * 60_000 });
+
 /** A ledger record as the receiver writes one for a signed delivery answered `processed` (reference `ref_<id>`), with `over` on top. */
 export const ledgerRecord = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ({
   id,
-  receivedAt: Date.UTC(2026, 10, 27, 5, 0, 0),
+  receivedAt: RECORDS_AT,
   source: 'webhook',
   reference: `ref_${id}`,
   event: 'payment.success',
@@ -104,7 +112,7 @@ export const ledgerRecord = (id: string, over: Partial<LedgerEntry> = {}): Ledge
 
 /** A board over these records, put straight into a memory ledger: a page's text, read through the board's own fetch. */
 export async function boardOver(entries: LedgerEntry[]): Promise<(path: string) => Promise<string>> {
-  const receiver = createReceiver({ secret: 's', store: memoryStore({ ledger: true }) });
+  const receiver = createReceiver({ secret: 's', store: recordsStore() });
   await receiver.store.ledger!.append(entries);
   const board = createBoard({ receiver, basePath: BASE, authorize: () => ({ user: 'ada@shop.example' }) });
   return async (path) => (await board.fetch(new Request(`http://127.0.0.1${BASE}${path}`))).text();

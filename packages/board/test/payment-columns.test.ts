@@ -2,11 +2,11 @@
 // or why there is none), a confirmation names the payment, and a live row (§3.1) carries the same
 // columns, every text written out as the server-rendered list writes it.
 import { describe, expect, it } from 'vitest';
-import { BASE, boardApps, boardOver, eventBody, getPage, ledgerRecord } from './board-app.js';
+import { BASE, boardApps, boardOver, eventBody, getPage, ledgerRecord, RECORDS_AT } from './board-app.js';
 import { openLive } from './sse.js';
 
 const start = boardApps();
-const T0 = Date.UTC(2026, 10, 27, 5, 0, 0);
+const T0 = RECORDS_AT;
 const record = ledgerRecord;
 const kept = (body: unknown) => ({ body: typeof body === 'string' ? body : JSON.stringify(body), bodyEncoding: 'utf8' as const });
 

@@ -3,11 +3,11 @@
 // timeline and a live row.
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '@payhook/core';
-import { BASE, boardApps, boardOver, ledgerRecord } from './board-app.js';
+import { BASE, boardApps, boardOver, ledgerRecord, RECORDS_AT } from './board-app.js';
 import { openLive } from './sse.js';
 
 const start = boardApps();
-const T0 = Date.UTC(2026, 10, 27, 5, 0, 0);
+const T0 = RECORDS_AT;
 /** A record of payment ref_a unless `over` says otherwise. */
 const record = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ledgerRecord(id, { reference: 'ref_a', ...over });
 const dead = (retriedBy?: string) => ({ outcome: 'rejected' as const, deadLetter: { reason: 'rejected' as const, at: T0, retriedBy } });

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { createReceiver, memoryStore, type LedgerEntry, type LedgerQuery } from '@payhook/core';
 import { createBoard, type BoardOptions } from '@payhook/board';
 import { chartImage } from '../src/views/chart.js';
-import { BASE } from './board-app.js';
+import { BASE, RECORDS_AT, recordsStore } from './board-app.js';
 
-const T0 = Date.UTC(2026, 10, 27, 5, 0, 0);
+const T0 = RECORDS_AT;
 const SHOWN_T0 = '2026-11-27 05:00:00 UTC';
 
 /** A record as the receiver writes it, a signed webhook answered `processed` unless `over` says otherwise. */
@@ -23,7 +23,7 @@ const record = (id: string, over: Partial<LedgerEntry> = {}): LedgerEntry => ({
 
 /** A board over these records; `page(id, query)` is that delivery's page as the board answers it. */
 async function boardOver(entries: LedgerEntry[], options: Partial<BoardOptions> = {}) {
-  const receiver = createReceiver({ secret: 's', store: memoryStore({ ledger: true }) });
+  const receiver = createReceiver({ secret: 's', store: recordsStore() });
   await receiver.store.ledger!.append(entries);
   const board = createBoard({ receiver, basePath: BASE, authorize: () => ({ user: 'ada@shop.example' }), ...options });
   return async (id: string, query = '') => {
