@@ -90,8 +90,8 @@ export const MUTATION_GROUPS = {
   },
   // What a stranger's text goes through on its way to a terminal or a page (issue 52).
   escaping: {
-    mutate: ['packages/core/src/base/escape-text.ts', 'packages/reference/src/pages/html.ts'],
-    tests: ['packages/core/test/escape-text.test.ts', 'packages/reference/test/pages.test.ts'],
+    mutate: ['packages/core/src/base/escape-text.ts', 'packages/core/src/base/html.ts'],
+    tests: ['packages/core/test/escape-text.test.ts', 'packages/reference/test/pages.test.ts', 'packages/board/test/views.test.ts'],
   },
 };
 

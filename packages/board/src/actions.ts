@@ -1,6 +1,6 @@
 import { eraseDeliveries, retryDeadLetters } from '@payhook/core';
 import { writeAudit, type BoardAuditRecord } from './options.js';
-import { html } from './html.js';
+import { html } from '@payhook/core/api';
 import { link, noSuchDelivery, page, problem, who, type View } from './page.js';
 import { accountLedger } from '@payhook/core/store';
 import { isAccountName } from './scope.js';

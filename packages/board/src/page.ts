@@ -1,7 +1,7 @@
 import type { Ledger } from '@payhook/core/store';
 import type { BoardSettings, BoardViewer } from './options.js';
 import { SECURITY_HEADERS } from './guard.js';
-import { html, type Html } from './html.js';
+import { html, type Html } from '@payhook/core/api';
 
 /** What every view knows of the request it answers. */
 export interface View {

@@ -1,9 +1,8 @@
-// The guard and the template tag on their own: what a post must carry, what a form may weigh, and
-// what a value becomes in a page. The board's HTTP tests show them in place; these pin each rule.
+// The guard on its own: what a post must carry and what a form may weigh. The board's HTTP tests
+// show it in place; these pin each rule. (The template tag is core's: packages/core/test/escape-text.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '@payhook/testing';
 import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/guard.js';
-import { escapeHtml, html, lines } from '../src/html.js';
 import { createReceiver, memoryStore } from '@payhook/core';
 import { createBoard } from '@payhook/board';
 import { BASE, boardApps, eventBody, formToken, getPage, SECRET } from './board-app.js';
@@ -214,22 +213,5 @@ describe('every answer’s headers', () => {
       'referrer-policy': 'same-origin',
       'cache-control': 'no-store',
     });
-  });
-});
-
-describe('the template tag', () => {
-  it('escapes every markup character and writes control and bidi characters out', () => {
-    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
-    expect(escapeHtml('a\u001b[2J\u202eb')).toBe('a\\x1b[2J\\u202eb');
-  });
-
-  it('puts values in as text, lists joined, nothing for null, undefined and false, and markup only when it is html', () => {
-    const inner = html`<b>${'<i>'}</b>`;
-    expect(html`<p>${'<x>'}|${['a', '<', inner]}|${null}|${undefined}|${false}|${0}|${true}</p>`.value).toBe(
-      '<p>&lt;x&gt;|a&lt;<b>&lt;i&gt;</b>||||0|true</p>',
-    );
-    expect(html`${'only'}`.value).toBe('only');
-    expect(String(html`<p>${1}</p>`)).toBe('<p>1</p>');
-    expect(lines('<a>\n\tb').value).toBe('&lt;a&gt;\n\\x09b');
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeText } from '../src/base/escape-text.js';
+import { escapeHtml, html, lines } from '../src/base/html.js';
 
 // What a stranger's text goes through before a terminal or a log line shows it (the CLI, the ledger's JSON lines).
 describe('escapeText writes out every character its doc comment promises', () => {
@@ -60,5 +61,23 @@ describe('escapeText writes out every character its doc comment promises', () =>
     expect(JSON.parse(line)).toEqual({ reference: hostile });
     // Nothing a terminal acts on is left raw: only printable ASCII, then the untouched pair.
     expect(line.replace('\ud83d\ude00', '')).toMatch(/^[\x20-\x7e]+$/);
+  });
+});
+
+// The html tag the board and the reference service render their pages with (base/html.ts).
+describe('the template tag', () => {
+  it('escapes every markup character and writes control and bidi characters out', () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+    expect(escapeHtml('a\u001b[2J\u202eb')).toBe('a\\x1b[2J\\u202eb');
+  });
+
+  it('puts values in as text, lists joined, nothing for null, undefined and false, and markup only when it is html', () => {
+    const inner = html`<b>${'<i>'}</b>`;
+    expect(html`<p>${'<x>'}|${['a', '<', inner]}|${null}|${undefined}|${false}|${0}|${true}</p>`.value).toBe(
+      '<p>&lt;x&gt;|a&lt;<b>&lt;i&gt;</b>||||0|true</p>',
+    );
+    expect(html`${'only'}`.value).toBe('only');
+    expect(String(html`<p>${1}</p>`)).toBe('<p>1</p>');
+    expect(lines('<a>\n\tb').value).toBe('&lt;a&gt;\n\\x09b');
   });
 });

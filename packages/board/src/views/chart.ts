@@ -1,5 +1,5 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '@payhook/core/api';
 import { SECURITY_HEADERS } from '../guard.js';
 import { toneOf } from './outcome.js';
 

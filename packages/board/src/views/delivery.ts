@@ -1,5 +1,5 @@
 import type { LedgerEntry } from '@payhook/core';
-import { html, lines, type Html } from '../html.js';
+import { html, lines, type Html } from '@payhook/core/api';
 import { at, link, noSuchDelivery, page, type View } from '../page.js';
 import { outcomeBadge, outcomeOf, toneOf } from './outcome.js';
 import { resolvedNote, resolverOf } from './resolved.js';

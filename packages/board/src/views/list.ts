@@ -1,5 +1,5 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
-import { html } from '../html.js';
+import { html } from '@payhook/core/api';
 import { link, page, type View } from '../page.js';
 import { isAccountName } from '../scope.js';
 import { findByMerchant, MERCHANT_SCAN } from './merchant.js';

@@ -1,6 +1,6 @@
 import { OUTCOMES, type DeliveryOutcome } from '@payhook/core/lifecycle';
 import type { LedgerEntry } from '@payhook/core';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '@payhook/core/api';
 
 /** An outcome as the board shows it: its name, coloured by what it means, its description as the title. */
 export function outcomeBadge(outcome: DeliveryOutcome, tone: string = toneOf(outcome)): Html {

@@ -1,6 +1,6 @@
 import type { LedgerEntry } from '@payhook/core';
 import { isRefusal, type Ledger } from '@payhook/core/store';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '@payhook/core/api';
 import { link, type View } from '../page.js';
 import { toneOf } from './outcome.js';
 

@@ -1,6 +1,6 @@
 import type { LedgerEntry } from '@payhook/core';
 import type { DeliveryOutcome } from '@payhook/core/lifecycle';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '@payhook/core/api';
 import { link, type View } from '../page.js';
 import { outcomeOf, toneOf } from './outcome.js';
 import { finalOutcome } from './resolved.js';

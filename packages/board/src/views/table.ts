@@ -1,5 +1,5 @@
 import type { LedgerEntry } from '@payhook/core';
-import { html, type Html } from '../html.js';
+import { html, type Html } from '@payhook/core/api';
 import { at, link, type View } from '../page.js';
 import { eventLabel, outcomeOf } from './outcome.js';
 import { paymentOf } from './payment.js';

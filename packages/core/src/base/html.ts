@@ -1,4 +1,7 @@
-import { escapeText } from '@payhook/core/api';
+import { escapeText } from './escape-text.js';
+
+// The one HTML tag of the board's and the reference service's pages (issue 55): the stricter
+// escaping of the two they had, so text anyone sent is safe on a page and in a terminal it is copied to.
 
 /** Markup that is already safe; everything else put into `html` is escaped. */
 export class Html {

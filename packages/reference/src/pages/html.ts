@@ -1,31 +1,6 @@
-/** Markup that is already safe; everything else interpolated into `html` is escaped. */
-export class Html {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
+import { Html, html } from '@payhook/core/api';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-
-function render(value: unknown): string {
-  if (value instanceof Html) return value.value;
-  if (Array.isArray(value)) return value.map(render).join('');
-  if (value === null || value === undefined || value === false) return '';
-  return escapeHtml(String(value));
-}
-
-/**
- * A template tag that escapes every interpolated value, unless it is itself `html`.
- *
- * @example
- * html`<td>${tx.merchantReference}</td>`; // "<td>&lt;script&gt;…</td>" for hostile input
- */
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? render(values[i]) : ''), ''));
-}
+export { escapeHtml, Html, html } from '@payhook/core/api';
 
 const STYLE = `body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#222}
 table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;font-size:.9rem}
