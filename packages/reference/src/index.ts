@@ -1,7 +1,7 @@
 export { createReferenceService } from './service/create-service.js';
-export type { ReferenceService, ReferenceServiceOptions } from './service/service-types.js';
+export type { ReferenceService, ReferenceServiceOptions } from './contract/service-types.js';
 export { listen, type ListenOptions, type RunningServer } from './http/server.js';
-export { createClock, type ServiceClock, type ClockMode, type ClockOptions } from './service/clock.js';
+export { createClock, type ServiceClock, type ClockMode, type ClockOptions } from './domain/clock.js';
 export {
   generateApiKey,
   generateWebhookSecret,

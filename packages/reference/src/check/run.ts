@@ -1,10 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { RunError } from '../cli/common.js';
 import { CHECKS } from './all-checks.js';
 import { Skip, type Check, type Ctx } from './contract.js';
 import { listenForWebhooks, type Hooks } from './receiver.js';
 import type { Diff } from './shapes.js';
 import { createWire, KeyRefused, NotAllowed, statusAndMessage, WireError } from './wire.js';
+
+/** The command could not do its work (service unreachable, refused…): exit code 1, or one of the command's own. */
+export class RunError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
 
 export type Outcome = 'agree' | 'differs' | 'skipped';
 

@@ -1,16 +1,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { RunError } from '../check/run.js';
 
 /** A bad command line: printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
-/** The command could not do its work (service unreachable, refused…): exit code 1, or one of the command's own. */
-export class RunError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+// Thrown by every command; defined where `check`, a floor below the commands, throws it too.
+export { RunError } from '../check/run.js';
 
 /**
  * Parse a command's flags strictly: an unknown flag, a missing value or a stray argument is a

@@ -3,7 +3,7 @@ import { liveLogLine } from '../delivery/live-log.js';
 import { listen } from '../http/server.js';
 import { parsePageHost, publicUrlHost } from '../pages/page-guard.js';
 import { createReferenceService } from '../service/create-service.js';
-import type { ReferenceService } from '../service/service-types.js';
+import type { ReferenceService } from '../contract/service-types.js';
 import { createStateSaver, readStateFile, StateFileError, type StateFile, type StateSaver } from '../state/state-file.js';
 import { parseFlags, UsageError } from './common.js';
 import { banner } from './serve-banner.js';

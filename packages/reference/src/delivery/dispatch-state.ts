@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { SIGNATURE_HEADER } from '@payhook/core';
-import type { ServiceClock } from '../service/clock.js';
+import type { ServiceClock } from '../domain/clock.js';
 import { callbackUrlProblem, type CallbackLookup } from './callback-url.js';
 import type { Delivery, DeliveryAttempt } from './delivery-record.js';
 import type { FaultRule, Faults } from './faults.js';

@@ -1,5 +1,5 @@
 import { readText } from '../http/messages.js';
-import type { Route, RouteRequest } from '../service/context.js';
+import type { Route, RouteRequest } from '../contract/context.js';
 import { checkoutPay, sandboxPhone } from '../domain/scenarios.js';
 import { PAYMENT_METHODS } from '../domain/providers.js';
 import type { Transaction } from '../domain/transactions.js';

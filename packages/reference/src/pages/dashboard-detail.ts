@@ -1,6 +1,6 @@
 import type { DeliveryAttempt } from '../delivery/delivery-record.js';
 import type { Delivery } from '../delivery/dispatcher.js';
-import type { ServiceContext } from '../service/context.js';
+import type { ServiceContext } from '../contract/context.js';
 import type { Transaction } from '../domain/transactions.js';
 import { TRANSITIONS, type Action } from '../domain/transitions.js';
 import { html, page, type Html } from './html.js';

@@ -1,6 +1,6 @@
 import type { TransactionStatus } from '@payhook/core';
 import { TRANSACTION_STATUSES } from '@payhook/core/lifecycle';
-import type { RouteRequest } from '../service/context.js';
+import type { RouteRequest } from '../contract/context.js';
 import type { Transaction } from '../domain/transactions.js';
 import { transactionPath } from './dashboard-detail.js';
 import { errorPage, html, page, type Html } from './html.js';

@@ -1,5 +1,5 @@
 import { readText } from '../http/messages.js';
-import type { Route, RouteRequest } from '../service/context.js';
+import type { Route, RouteRequest } from '../contract/context.js';
 import { allowedActions, DASHBOARD_ACTIONS, detailPage, transactionPath, type DashboardAction } from './dashboard-detail.js';
 import { overview } from './dashboard-list.js';
 import { errorPage, html, seeOther } from './html.js';

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { Listener, PageHost, RouteRequest } from '../service/context.js';
+import type { Listener, PageHost, RouteRequest } from '../contract/context.js';
 import { errorPage, html } from './html.js';
 
 /** Names of this machine that no DNS answer can give to someone else. */

@@ -1,5 +1,5 @@
 import { ApiError, json } from '../http/messages.js';
-import type { Route, RouteRequest } from '../service/context.js';
+import type { Route, RouteRequest } from '../contract/context.js';
 
 function resend({ ctx, caller, params }: RouteRequest): Response {
   const original = ctx.dispatcher.list({ merchantId: caller.merchant.id, mode: 'sandbox' }).find((d) => d.id === params.id);

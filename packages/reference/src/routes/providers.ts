@@ -1,6 +1,6 @@
 import { PROVIDER_PERMISSIONS, type Provider, type ProviderItem } from '@payhook/core/api';
 import { json } from '../http/messages.js';
-import type { Route, RouteRequest } from '../service/context.js';
+import type { Route, RouteRequest } from '../contract/context.js';
 import { PROVIDER_CATALOGUE } from '../domain/providers.js';
 
 /**

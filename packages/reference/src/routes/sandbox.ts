@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { faultInputSchema } from '../delivery/faults.js';
 import { ApiError, invalid, json, readJson } from '../http/messages.js';
-import type { Route, RouteRequest } from '../service/context.js';
+import type { Route, RouteRequest } from '../contract/context.js';
 import { PAYMENT_METHODS } from '../domain/providers.js';
 import { toRecord } from '../domain/transactions.js';
 import { isAction, TRANSITIONS } from '../domain/transitions.js';

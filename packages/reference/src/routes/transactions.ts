@@ -13,7 +13,7 @@ import {
 import { callbackUrlProblem, classifyAddress } from '../delivery/callback-url.js';
 import { ApiError, invalid, json, noContent, readJson } from '../http/messages.js';
 import { canonicalJson } from '../domain/idempotency.js';
-import type { Route, RouteRequest } from '../service/context.js';
+import type { Route, RouteRequest } from '../contract/context.js';
 import { actionAtInitialize } from '../domain/scenarios.js';
 import { toRecord, type Transaction } from '../domain/transactions.js';
 

@@ -1,7 +1,7 @@
 import { isLoopback, type Authentication } from '../domain/merchants.js';
 import { ApiError } from '../http/messages.js';
 import { pageGuard } from '../pages/page-guard.js';
-import type { Access, Caller, Route, RouteRequest } from './context.js';
+import type { Access, Caller, Route, RouteRequest } from '../contract/context.js';
 
 /** The rate limit's settings, for the 429's wording (the limiter itself is `ctx.limiter`). */
 export interface RateSettings {

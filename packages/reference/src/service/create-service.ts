@@ -18,10 +18,10 @@ import { ApiError, failure } from '../http/messages.js';
 import { createRateLimiter } from '../http/rate-limit.js';
 import { listen } from '../http/server.js';
 import { parsePageHost, publicUrlHost } from '../pages/page-guard.js';
-import { createClock } from './clock.js';
-import type { ServiceContext } from './context.js';
+import { createClock } from '../domain/clock.js';
+import type { ServiceContext } from '../contract/context.js';
 import { createRequestHandler } from './handle-request.js';
-import type { ReferenceService, ReferenceServiceOptions } from './service-types.js';
+import type { ReferenceService, ReferenceServiceOptions } from '../contract/service-types.js';
 
 /**
  * Create the reference payment service: the API of section 4, sandbox control, checkout page and

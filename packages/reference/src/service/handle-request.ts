@@ -1,5 +1,5 @@
 import { ApiError } from '../http/messages.js';
-import { createRouter } from '../http/router.js';
+import { createRouter } from '../routes/router.js';
 import { checkoutRoutes } from '../pages/checkout.js';
 import { dashboardRoutes } from '../pages/dashboard.js';
 import { deliveryRoutes } from '../routes/deliveries.js';
@@ -7,7 +7,7 @@ import { providerRoutes } from '../routes/providers.js';
 import { sandboxRoutes } from '../routes/sandbox.js';
 import { transactionRoutes } from '../routes/transactions.js';
 import { refusal, type RateSettings } from './access.js';
-import type { Listener, RouteRequest, ServiceContext } from './context.js';
+import type { Listener, RouteRequest, ServiceContext } from '../contract/context.js';
 
 /** Every route the service answers: the API, sandbox control, the checkout page and the dashboard. */
 const ROUTES = [...transactionRoutes, ...providerRoutes, ...sandboxRoutes, ...deliveryRoutes, ...checkoutRoutes, ...dashboardRoutes];

@@ -2,7 +2,7 @@ import { TRANSACTION_STATUSES } from '@payhook/core/lifecycle';
 import { z } from 'zod';
 import type { Delivery } from '../delivery/delivery-record.js';
 import type { MerchantConfig } from '../domain/merchants.js';
-import type { ReferenceState } from '../service/service-types.js';
+import type { ReferenceState } from '../contract/service-types.js';
 import { advice, MAX_STATE_DEPTH, nestingDepth, readStateText, StateFileError, writeStateFile } from './state-file-io.js';
 import type { Transaction } from '../domain/transactions.js';
 

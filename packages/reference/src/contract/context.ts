@@ -8,7 +8,7 @@ import type { Action, TransitionDetails } from '../domain/transitions.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { Faults } from '../delivery/faults.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import type { ServiceClock } from './clock.js';
+import type { ServiceClock } from '../domain/clock.js';
 
 /** A host name the pages answer to; `port` undefined: on any port ('' is the scheme's default). */
 export interface PageHost {

@@ -4,7 +4,7 @@ import type { Delivery, DeliveryAttempt, DeliveryFilter } from '../delivery/deli
 import type { MerchantConfig, MerchantRegistry } from '../domain/merchants.js';
 import type { Transaction } from '../domain/transactions.js';
 import type { ListenOptions, RunningServer } from '../http/server.js';
-import type { ClockMode, ServiceClock } from './clock.js';
+import type { ClockMode, ServiceClock } from '../domain/clock.js';
 import type { Listener } from './context.js';
 
 export interface ReferenceServiceOptions {

@@ -1,4 +1,4 @@
-import type { Route } from '../service/context.js';
+import type { Route } from '../contract/context.js';
 
 export type Match =
   | { kind: 'found'; route: Route; params: Record<string, string> }
