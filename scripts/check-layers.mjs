@@ -1,32 +1,45 @@
 #!/usr/bin/env node
-// Holds the packages' import graphs to their layout (issue 32): no package's sources import in a
-// circle, type imports included, and @payhook/core's folders import only their own floor or the
-// floors below it. Run by `pnpm lint`; prints each offending import and exits 1.
+// Holds the packages' import graphs to their layout (issues 32, 55): no package's sources import
+// in a circle, type imports included, and in every package a folder imports only its own floor or
+// the floors below it, the files at src/ being the top floor. Run by `pnpm lint`; prints each
+// offending import and exits 1.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Core's floors, lowest first; the entry files at src/ are the top floor. */
-const CORE_FLOORS = [
-  'base',
-  'platform',
-  'protocol',
-  'reading',
-  'storage',
-  'contracts',
-  'settings',
-  'accounts',
-  'observing',
-  'routing',
-  'steps',
-  'ledger',
-  'running',
-  'node-bridge',
-  'reconcile',
-  'cli',
-];
+/**
+ * Each package's folders under src/, lowest floor first; the files at src/ itself are the top
+ * floor. A package with no folders needs no list; a folder missing from its package's list fails.
+ */
+const FLOORS = {
+  core: [
+    'base',
+    'platform',
+    'protocol',
+    'reading',
+    'storage',
+    'contracts',
+    'settings',
+    'accounts',
+    'observing',
+    'routing',
+    'steps',
+    'ledger',
+    'running',
+    'node-bridge',
+    'reconcile',
+    'cli',
+  ],
+  // The service's model, its deliveries and HTTP plumbing; the contract its pages and routes share
+  // (the context a handler gets); then the pages and routes, the state file, the wiring, the
+  // conformance check and the commands.
+  reference: ['domain', 'delivery', 'http', 'contract', 'state', 'pages', 'routes', 'service', 'check', 'cli'],
+  board: ['base', 'views'],
+  'store-postgres': ['base', 'sql', 'ledger'],
+  testing: ['events', 'targets', 'delivering', 'matchers', 'reference', 'conformance'],
+};
 
 const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)(['"])([^'"\n]+)\1/g;
 
@@ -107,16 +120,17 @@ for (const name of fs.readdirSync(packagesDir).sort()) {
     const edges = circle.flatMap((a) => [...graph.get(a)].filter((b) => members.has(b)).map((b) => `${rel(a)} -> ${rel(b)}`));
     problems.push(`circle in ${name}:\n    ${edges.join('\n    ')}`);
   }
-  if (name !== 'core') continue;
+  const floors = FLOORS[name] ?? [];
   const floorOf = (file) => {
     const folder = path.relative(src, file).split(path.sep);
-    if (folder.length === 1) return CORE_FLOORS.length; // an entry file
-    const floor = CORE_FLOORS.indexOf(folder[0]);
+    if (folder.length === 1) return floors.length; // a file at src/: the top floor
+    const floor = floors.indexOf(folder[0]);
     if (floor === -1)
-      throw new Error(`[payhook] core's folder "${folder[0]}" has no floor in scripts/check-layers.mjs: add it to CORE_FLOORS.`);
+      throw new Error(`[payhook] ${name}'s folder "src/${folder[0]}" has no floor in scripts/check-layers.mjs: add it to FLOORS.${name}.`);
     return floor;
   };
   for (const [file, targets] of graph) {
+    floorOf(file);
     for (const target of targets) {
       if (floorOf(target) > floorOf(file)) problems.push(`up a floor: ${rel(file)} -> ${rel(target)}`);
     }
@@ -125,7 +139,7 @@ for (const name of fs.readdirSync(packagesDir).sort()) {
 
 if (problems.length > 0) {
   console.error(`[payhook] the import graph breaks the layout (scripts/check-layers.mjs):\n  ${problems.join('\n  ')}`);
-  console.error('Move a shared type down (core: into contracts/), or the importing file up a floor.');
+  console.error('Move a shared type down a floor (core: into contracts/), or the importing file up one.');
   process.exit(1);
 }
-console.log('import graph: no circles; core imports only its own floor or below');
+console.log('import graph: no circles; every package imports only its own floor or below');

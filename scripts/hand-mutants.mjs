@@ -51,14 +51,14 @@ export const HAND_MUTANTS = {
       to: 'if (false) {',
     },
     {
-      file: 'packages/board/src/guard.ts',
+      file: 'packages/board/src/base/guard.ts',
       tests: BOARD_TESTS,
       why: 'a loopback board without `hosts` answers any name',
       from: 'if (at === undefined || !loopback(at)) return undefined;',
       to: 'return undefined;',
     },
     {
-      file: 'packages/board/src/guard.ts',
+      file: 'packages/board/src/base/guard.ts',
       tests: BOARD_TESTS,
       why: "the token compare keeps only the last character's difference",
       from: 'diff |= a.charCodeAt(i) ^ b.charCodeAt(i)',

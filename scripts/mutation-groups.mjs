@@ -53,12 +53,12 @@ export const MUTATION_GROUPS = {
   // The board (issues 36, 52), in two groups of an hour or less each. Its doors: a silent break here
   // lets a cross-site post act, a stranger's markup run, one account see another's, or a stream pile up.
   board: {
-    mutate: ['packages/board/src/{guard,html,routes,board,scope,actions,live}.ts'],
+    mutate: ['packages/board/src/{base/guard,routes,board,base/scope,actions,live}.ts'],
     tests: ['packages/board/test/*.test.ts'],
   },
   // The rest of the board: its pages, chart, options and Node mount.
   'board-views': {
-    mutate: ['packages/board/src/{views/*,options,page,node,assets}.ts'],
+    mutate: ['packages/board/src/{views/*,base/options,node,assets}.ts'],
     tests: ['packages/board/test/*.test.ts'],
   },
   // The ledger (issue 52): erase, the replay check, dead letters, an account's view, and the memory ledger's retention.

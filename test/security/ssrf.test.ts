@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
 import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../../packages/reference/src/delivery/callback-url.js';
-import { createClock } from '../../packages/reference/src/service/clock.js';
+import { createClock } from '../../packages/reference/src/domain/clock.js';
 import { createDispatcher, type Delivery } from '../../packages/reference/src/delivery/dispatcher.js';
 import { createFaults } from '../../packages/reference/src/delivery/faults.js';
 import type { Merchant } from '../../packages/reference/src/domain/merchants.js';

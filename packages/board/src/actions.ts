@@ -1,9 +1,9 @@
 import { eraseDeliveries, retryDeadLetters } from '@payhook/core';
-import { writeAudit, type BoardAuditRecord } from './options.js';
+import { writeAudit, type BoardAuditRecord } from './base/options.js';
 import { html } from '@payhook/core/api';
-import { link, noSuchDelivery, page, problem, who, type View } from './page.js';
+import { link, noSuchDelivery, page, problem, who, type View } from './views/page.js';
 import { accountLedger } from '@payhook/core/store';
-import { isAccountName } from './scope.js';
+import { isAccountName } from './base/scope.js';
 import { tallyOf } from './views/retried.js';
 import { deliverySubject, paymentSubject } from './views/subject.js';
 

@@ -1,11 +1,11 @@
 import { adapterOf } from '@payhook/core/adapter';
 import type { LiveCounter } from './live.js';
-import { misdirected, newToken, tokenCookie, tokenOf } from './guard.js';
-import { boardSettings, type BoardOptions, type BoardSettings, type BoardViewer } from './options.js';
-import { bare, type View } from './page.js';
+import { misdirected, newToken, tokenCookie, tokenOf } from './base/guard.js';
+import { boardSettings, type BoardOptions, type BoardSettings, type BoardViewer } from './base/options.js';
+import { bare, type View } from './views/page.js';
 import { accountLedger } from '@payhook/core/store';
 import { notAllowed, notFound, ROUTES } from './routes.js';
-import { viewerOf } from './scope.js';
+import { viewerOf } from './base/scope.js';
 
 export interface Board {
   /** The web-standard handler: every request under `basePath`. Hono, Next's App Router, Bun, Deno and workers call it as it is. */

@@ -1,2 +1,2 @@
 export { createBoard, type Board } from './board.js';
-export type { Authorization, BoardAction, BoardAuditRecord, BoardOptions, BoardViewer } from './options.js';
+export type { Authorization, BoardAction, BoardAuditRecord, BoardOptions, BoardViewer } from './base/options.js';

@@ -1,6 +1,6 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
-import { SECURITY_HEADERS } from './guard.js';
-import { at, bare, link, type View } from './page.js';
+import { SECURITY_HEADERS } from './base/guard.js';
+import { at, bare, link, type View } from './views/page.js';
 import { escapeText } from '@payhook/core/api';
 import { eventLabel, toneOf } from './views/outcome.js';
 import { paymentOf } from './views/payment.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Board } from './board.js';
-import { noteReachedAt } from './guard.js';
+import { noteReachedAt } from './base/guard.js';
 
 /** What Express and body parsers leave on a Node request. */
 type NodeRequest = IncomingMessage & { originalUrl?: string; body?: unknown; _body?: boolean };

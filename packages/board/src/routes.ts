@@ -1,11 +1,11 @@
 import type { LedgerEntry } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { ACTIONS, act, confirmView, isAction, type Action } from './actions.js';
-import { writeAudit } from './options.js';
+import { writeAudit } from './base/options.js';
 import { SCRIPT, STYLE } from './assets.js';
-import { readForm, refusal, SECURITY_HEADERS } from './guard.js';
+import { readForm, refusal, SECURITY_HEADERS } from './base/guard.js';
 import { liveStream, type LiveCounter } from './live.js';
-import { bare, problem, who, type View } from './page.js';
+import { bare, problem, who, type View } from './views/page.js';
 import { chartImage } from './views/chart.js';
 import { deliveryView } from './views/delivery.js';
 import { filtersOf, listView } from './views/list.js';

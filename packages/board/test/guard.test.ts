@@ -2,7 +2,7 @@
 // show it in place; these pin each rule. (The template tag is core's: packages/core/test/escape-text.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '@payhook/testing';
-import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/guard.js';
+import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/base/guard.js';
 import { createReceiver, memoryStore } from '@payhook/core';
 import { createBoard } from '@payhook/board';
 import { BASE, boardApps, eventBody, formToken, getPage, SECRET } from './board-app.js';

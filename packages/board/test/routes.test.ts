@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Authorization } from '@payhook/board';
 import { ACTIONS } from '../src/actions.js';
 import { SCRIPT, STYLE } from '../src/assets.js';
-import { SECURITY_HEADERS } from '../src/guard.js';
+import { SECURITY_HEADERS } from '../src/base/guard.js';
 import { ROUTES } from '../src/routes.js';
 import { BASE, boardApps, eventBody, getPage } from './board-app.js';
 

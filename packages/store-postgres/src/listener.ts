@@ -2,7 +2,7 @@ import { keyWatches, type StoreLog, type StoreWatch } from '@payhook/core/store'
 import pg from 'pg';
 import type { Pool } from 'pg';
 import { hashedName } from './sql/statement-names.js';
-import { NAME } from './store-error.js';
+import { NAME } from './base/store-error.js';
 
 /** The store's channel for `table`: short and fixed, whatever the table's name (a channel holds at most 63 bytes). */
 export const channelOf = (table: string): string => hashedName(table, 16);

@@ -1,7 +1,7 @@
 import type { StoreLog } from '@payhook/core/store';
 import pg from 'pg';
 import type { Pool } from 'pg';
-import { NAME } from './store-error.js';
+import { NAME } from './base/store-error.js';
 
 /**
  * The pool the store creates (and ends) when given a connection string: connections time out

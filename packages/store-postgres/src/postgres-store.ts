@@ -13,7 +13,7 @@ import { periodicPurge, purgeExpired } from './purge.js';
 import { checkReplication, watchPrimary } from './replication.js';
 import { DEFAULT_TABLE, quoteTable } from './sql/schema.js';
 import { columnOf, storeStatements } from './sql/store-statements.js';
-import { NAME, positiveMs, storeError } from './store-error.js';
+import { NAME, positiveMs, storeError } from './base/store-error.js';
 import { statements } from './sql/statement-names.js';
 import type { PostgresStore, PostgresStoreOptions } from './store-api.js';
 import { recentTokens, transactionalHandler, type TransactionalEffect, type TransactionalOptions } from './transactional.js';

@@ -3,7 +3,7 @@ import { systemClock } from '@payhook/core/store';
 import type pg from 'pg';
 import type { StoreHost } from './ledger/postgres-ledger.js';
 import { ledgerTable, quoteTable } from './sql/schema.js';
-import { MAX_TIMER_MS, NAME, positiveMs, storeError } from './store-error.js';
+import { MAX_TIMER_MS, NAME, positiveMs, storeError } from './base/store-error.js';
 
 /** The store's periodic purge of the rows past their retention: the `purge` option of `postgresStore()`. */
 export interface PurgeOptions {

@@ -1,6 +1,6 @@
 import { primaryWatch, type StoreLog } from '@payhook/core/store';
 import type { Pool } from 'pg';
-import { NAME } from './store-error.js';
+import { NAME } from './base/store-error.js';
 
 // The store and PostgreSQL's standbys: the check that says what a failover would forget, and who the primary is.
 

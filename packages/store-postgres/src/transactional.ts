@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { EventHandler, HandlerContext, PaymentEvent, PaymentEventName } from '@payhook/core';
 import { CLAIM_INSIDE, type ClaimInside, type ClaimResult } from '@payhook/core/store';
 import type { Pool, PoolClient, QueryConfig } from 'pg';
-import { inTransaction } from './in-transaction.js';
-import { NAME, storeError } from './store-error.js';
+import { inTransaction } from './base/in-transaction.js';
+import { NAME, storeError } from './base/store-error.js';
 
 /** A merchant's database effect, run on `client` inside the transaction that marks the event done. */
 export type TransactionalEffect<E extends PaymentEventName = PaymentEventName> = (

@@ -1,6 +1,6 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { escapeHtml } from '@payhook/core/api';
-import { SECURITY_HEADERS } from '../guard.js';
+import { SECURITY_HEADERS } from '../base/guard.js';
 import { toneOf } from './outcome.js';
 
 const MINUTE = 60_000;

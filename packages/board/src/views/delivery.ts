@@ -1,6 +1,6 @@
 import type { LedgerEntry } from '@payhook/core';
 import { html, lines, type Html } from '@payhook/core/api';
-import { at, link, noSuchDelivery, page, type View } from '../page.js';
+import { at, link, noSuchDelivery, page, type View } from './page.js';
 import { outcomeBadge, outcomeOf, toneOf } from './outcome.js';
 import { resolvedNote, resolverOf } from './resolved.js';
 import { retried } from './retried.js';

@@ -1,7 +1,7 @@
 import type { LedgerEntry, LedgerQuery } from '@payhook/core';
 import { html } from '@payhook/core/api';
-import { link, page, type View } from '../page.js';
-import { isAccountName } from '../scope.js';
+import { link, page, type View } from './page.js';
+import { isAccountName } from '../base/scope.js';
 import { findByMerchant, MERCHANT_SCAN } from './merchant.js';
 import { isOutcome, OUTCOME_NAMES } from './outcome.js';
 import { resolutions } from './resolved.js';

@@ -1,6 +1,6 @@
 import type { Ledger } from '@payhook/core/store';
-import type { BoardSettings, BoardViewer } from './options.js';
-import { SECURITY_HEADERS } from './guard.js';
+import type { BoardSettings, BoardViewer } from '../base/options.js';
+import { SECURITY_HEADERS } from '../base/guard.js';
 import { html, type Html } from '@payhook/core/api';
 
 /** What every view knows of the request it answers. */

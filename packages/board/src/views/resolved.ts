@@ -1,7 +1,7 @@
 import type { LedgerEntry } from '@payhook/core';
 import { isRefusal, type Ledger } from '@payhook/core/store';
 import { html, type Html } from '@payhook/core/api';
-import { link, type View } from '../page.js';
+import { link, type View } from './page.js';
 import { toneOf } from './outcome.js';
 
 /** Attempts of one payment read to find what resolved a failure: its newest, as the delivery page's timeline reads them. */

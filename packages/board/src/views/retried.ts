@@ -1,7 +1,7 @@
 import type { LedgerEntry } from '@payhook/core';
 import type { DeliveryOutcome } from '@payhook/core/lifecycle';
 import { html, type Html } from '@payhook/core/api';
-import { link, type View } from '../page.js';
+import { link, type View } from './page.js';
 import { outcomeOf, toneOf } from './outcome.js';
 import { finalOutcome } from './resolved.js';
 

@@ -1,6 +1,6 @@
 import type { LedgerEntry } from '@payhook/core';
 import { html, type Html } from '@payhook/core/api';
-import { at, type View } from '../page.js';
+import { at, type View } from './page.js';
 import { outcomeOf } from './outcome.js';
 import { paymentOf, type PaymentFacts } from './payment.js';
 

@@ -1,6 +1,6 @@
 import type { LedgerEntry } from '@payhook/core';
 import { html, type Html } from '@payhook/core/api';
-import { at, link, type View } from '../page.js';
+import { at, link, type View } from './page.js';
 import { eventLabel, outcomeOf } from './outcome.js';
 import { paymentOf } from './payment.js';
 import { deadTone, resolvedNote } from './resolved.js';

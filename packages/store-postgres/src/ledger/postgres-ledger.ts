@@ -3,7 +3,7 @@ import { failedDoneTtl, isRefusal, pageSize, type Ledger, type ledgerSettings, t
 import type pg from 'pg';
 import type { Pool, QueryResultRow } from 'pg';
 import { ledgerTable } from '../sql/schema.js';
-import { NAME, storeError } from '../store-error.js';
+import { NAME, storeError } from '../base/store-error.js';
 import { filters, ledgerStatements } from './ledger-statements.js';
 
 /** What the store shares with its ledger and its purge: its pool, its table, its timeout, and the creation of both tables. */

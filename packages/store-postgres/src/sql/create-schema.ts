@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { Pool } from 'pg';
-import { inTransaction } from '../in-transaction.js';
+import { inTransaction } from '../base/in-transaction.js';
 import { schemaSql } from './schema.js';
-import { NAME, storeError } from '../store-error.js';
+import { NAME, storeError } from '../base/store-error.js';
 
 /**
  * Create the table, and the ledger's when `ledger`; an advisory lock makes processes that start

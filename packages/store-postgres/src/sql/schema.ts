@@ -1,4 +1,4 @@
-import { ledgerSchemaSql } from '../ledger/ledger-schema.js';
+import { ledgerSchemaSql } from './ledger-schema.js';
 
 const NAME = '[@payhook/store-postgres]';
 const PART = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
