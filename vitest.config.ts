@@ -20,6 +20,7 @@ function versionOf(name: string): string {
 
 const packages = fileURLToPath(new URL('./packages/', import.meta.url));
 const shop = fileURLToPath(new URL('./examples/shop/src/', import.meta.url));
+const support = fileURLToPath(new URL('./test/support/', import.meta.url));
 
 const newest = {
   ioredis: versionOf('ioredis'),
@@ -56,6 +57,8 @@ export const alias = [
   { find: /^@payhook\/store-sqlite\/sql$/, replacement: `${packages}store-sqlite/src/sql.ts` },
   { find: /^@payhook\/example-shop\/listen$/, replacement: `${shop}listen.ts` },
   { find: /^@payhook\/example-shop$/, replacement: `${shop}index.ts` },
+  // The tests' own helpers, shared by every package's tests, the root's and bench/ (test/support).
+  { find: /^@payhook\/test-support\/(.+)$/, replacement: `${support}$1.ts` },
   { find: /^@payhook\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` },
 ];
 

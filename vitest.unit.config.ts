@@ -18,8 +18,7 @@ export default defineConfig({
       'test/{ordering,ordering-truth,reconcile}.test.ts',
       'test/adapters/{express,fastify,hono}.test.ts',
       'test/blackbox/client-vs-sdk-fixtures.test.ts',
-      'packages/reference/test/{api,in-process,page-guard,pages,providers,state,state-file}.test.ts',
-      'test/security/ssrf.test.ts',
+      'packages/reference/test/{api,in-process,page-guard,pages,providers,ssrf,state,state-file}.test.ts',
       'test/mutation-groups.test.ts',
     ],
     // Runs a plain Node script as a child process (issue 30's exit code).

@@ -42,8 +42,8 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import type pg from 'pg';
 import { sign } from '@payhook/core';
-import { post, startChild, type ChildReceiver, type Reply } from '../test/children/spawn.js';
-import { effectsTable } from '../test/effects.js';
+import { post, startChild, type ChildReceiver, type Reply } from '@payhook/test-support/children';
+import { effectsTable } from '@payhook/test-support/effects';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -137,9 +137,61 @@ for (const name of fs.readdirSync(packagesDir).sort()) {
   }
 }
 
+// Tests by one rule (issue 55): a package's tests, the root's (what crosses packages: adapters by
+// stores, faults, runtimes, release), the examples' and bench/ share code only through
+// @payhook/test-support (test/support), never by a relative path into each other; and only a
+// package's own tests reach into its src/ (the others import what it publishes).
+const TEST_SRC_EXCEPTIONS = {
+  // Left for issue 55's next step, each to move into the package it tests once split from what
+  // else it covers: the ledger writer's limits on the real stores, and the fuzz suite's diagnosis case.
+  'test/ledger-public-endpoint.test.ts': 'packages/core/src',
+  'test/security/fuzz.test.ts': 'packages/core/src',
+};
+const zoneOf = (file) => {
+  const r = rel(file).split(path.sep).join('/');
+  let m;
+  if ((m = /^packages\/([^/]+)\/test\//.exec(r))) return `packages/${m[1]}/test`;
+  if ((m = /^packages\/([^/]+)\/src\//.exec(r))) return `packages/${m[1]}/src`;
+  if (r.startsWith('test/support/')) return 'test/support';
+  if (r.startsWith('test/')) return 'test';
+  if (r.startsWith('bench/')) return 'bench';
+  // The examples are one family: each runs the shop's contract suite (examples/shop/test).
+  if (/^examples\/[^/]+\/test\//.test(r)) return 'examples/test';
+  return undefined;
+};
+function testFiles(dir, out = []) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) testFiles(full, out);
+    else if (/\.(ts|tsx|mts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(full);
+  }
+  return out;
+}
+const testRoots = [path.join(root, 'test'), path.join(root, 'bench')];
+for (const name of fs.readdirSync(packagesDir)) testRoots.push(path.join(packagesDir, name, 'test'));
+for (const name of fs.readdirSync(path.join(root, 'examples'))) testRoots.push(path.join(root, 'examples', name, 'test'));
+for (const file of testRoots.filter((d) => fs.existsSync(d)).flatMap((d) => testFiles(d))) {
+  const from = zoneOf(file);
+  for (const [, , spec] of fs.readFileSync(file, 'utf8').matchAll(IMPORT)) {
+    if (!spec.startsWith('.')) continue;
+    const to = zoneOf(path.resolve(path.dirname(file), spec));
+    if (to === undefined || to === from) continue;
+    if (to === 'test/support') problems.push(`test import: ${rel(file)} -> ${spec}: import '@payhook/test-support/…' instead`);
+    else if (to.endsWith('/src')) {
+      if (to !== from.replace(/\/test$/, '/src') && TEST_SRC_EXCEPTIONS[rel(file)] !== to)
+        problems.push(
+          `test import: ${rel(file)} -> ${spec}: another package's src/; import what it publishes, or move the suite into that package`,
+        );
+    } else problems.push(`test import: ${rel(file)} -> ${spec}: tests share code only through @payhook/test-support (test/support)`);
+  }
+}
+
 if (problems.length > 0) {
   console.error(`[payhook] the import graph breaks the layout (scripts/check-layers.mjs):\n  ${problems.join('\n  ')}`);
   console.error('Move a shared type down a floor (core: into contracts/), or the importing file up one.');
   process.exit(1);
 }
-console.log('import graph: no circles; every package imports only its own floor or below');
+console.log(
+  'import graph: no circles; every package imports only its own floor or below; tests share code only through @payhook/test-support',
+);

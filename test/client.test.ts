@@ -1,8 +1,8 @@
 import { createClient, type Client } from '@payhook/client';
 import { API_MESSAGES, MAX_LIST_RANGE_MS, PAGE_SIZE, type InitializeInput } from '@payhook/core/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_ONLY_KEY, REVOKED_KEY, SANDBOX_KEY, start, validInput, type Started } from '../packages/reference/test/helpers.js';
-import { rejection } from './rejection.js';
+import { READ_ONLY_KEY, REVOKED_KEY, SANDBOX_KEY, start, validInput, type Started } from '@payhook/test-support/apps/reference-service';
+import { rejection } from '@payhook/test-support/rejection';
 
 const DAY = 24 * 60 * 60 * 1000;
 /** The client offline (scripted fetch, failing network, the limiter) is in packages/client/test/client-offline.test.ts. */

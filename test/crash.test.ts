@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEvent, signedBody } from '@payhook/testing';
-import { post, startReceiver, type ChildReceiver, type Reply } from './children/spawn.js';
-import { countPg, countRedis, effectsTable } from './effects.js';
-import { requirePostgres, requireRedis } from './services.js';
+import { post, startReceiver, type ChildReceiver, type Reply } from '@payhook/test-support/children';
+import { countPg, countRedis, effectsTable } from '@payhook/test-support/effects';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 
 const SECRET = 'whsec_crash';
 const LEASE_MS = 1_500;

@@ -3,8 +3,8 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { until } from './support/wait.js';
-import { freePort } from './security/examples.js';
+import { until } from '@payhook/test-support/wait';
+import { freePort } from '@payhook/test-support/apps/examples';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The pnpm the README's `npx -y pnpm@10.34.8` fetches, from the root devDependencies.

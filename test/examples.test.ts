@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '../packages/reference/test/helpers.js';
-import { freePort, startExample, type ExampleName } from './security/examples.js';
+import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '@payhook/test-support/apps/reference-service';
+import { freePort, startExample, type ExampleName } from '@payhook/test-support/apps/examples';
 
 const MINUTE = 60_000;
 const BOARD_PASSWORD = 'board-pass';

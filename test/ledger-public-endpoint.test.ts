@@ -20,8 +20,8 @@ import { createEvent, signedRequest } from '@payhook/testing';
 import { createLedgerWriter } from '../packages/core/src/ledger/ledger-writer.js';
 import type { Trace } from '../packages/core/src/contracts/delivery.js';
 import { reportOf } from '../packages/core/src/observing/outcome.js';
-import { requirePostgres, requireRedis } from './services.js';
-import { captureWaitUntil } from './support/wait.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
+import { captureWaitUntil } from '@payhook/test-support/wait';
 
 const redisUrl = await requireRedis();
 const pgUrl = await requirePostgres();

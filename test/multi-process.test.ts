@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { createEvent, seededRandom, signedBody } from '@payhook/testing';
-import { startReceiver, post, type ChildReceiver, type Reply } from './children/spawn.js';
-import { countPg, countRedis, effectsTable } from './effects.js';
-import { requirePostgres, requireRedis } from './services.js';
+import { startReceiver, post, type ChildReceiver, type Reply } from '@payhook/test-support/children';
+import { countPg, countRedis, effectsTable } from '@payhook/test-support/effects';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 
 const SECRET = 'whsec_multi_process';
 const PROCESSES = 4;

@@ -6,7 +6,7 @@ import { createReceiver, memoryStore, type DeliveryReport, type ReceiverOptions,
 import { systemClock } from '@payhook/core/store';
 import { toNodeListener } from '@payhook/core/node';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '../packages/reference/test/helpers.js';
+import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '@payhook/test-support/apps/reference-service';
 
 // The ordering guard against the service's truth: done records that expired, records that lag or
 // belong to another transaction. A half-hour store retention stands in for the real 24 hours and

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '@payhook/client';
 import { createReceiver, memoryStore, type DeliveryReport, type ReceiverOptions } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
-import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '../packages/reference/test/helpers.js';
+import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '@payhook/test-support/apps/reference-service';
 
 const MINUTE = 60_000;
 /** The lifecycles of the issue, as the sandbox's actions that make each event. */

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import * as pgBoss from 'pg-boss';
 import { expect, inject, it } from 'vitest';
-import { requireRedis } from './services.js';
+import { requireRedis } from '@payhook/test-support/services';
 
 /**
  * Which major of each peer the project's suites really ran on: the matrix in vitest.config.ts

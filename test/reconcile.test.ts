@@ -6,7 +6,7 @@ import { eventFromRecord, paymentEventSchema } from '@payhook/core/lifecycle';
 import { toNodeListener } from '@payhook/core/node';
 import { manualClock, type ManualClock } from '@payhook/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { merchants, SANDBOX_KEY, SECRET, start, validInput, type Started } from '../packages/reference/test/helpers.js';
+import { merchants, SANDBOX_KEY, SECRET, start, validInput, type Started } from '@payhook/test-support/apps/reference-service';
 
 const MINUTE = 60_000;
 const quiet = { info() {}, warn() {}, error() {} };

@@ -3,9 +3,9 @@ import { createReceiver, type DeliveryReport, type PaymentEvent, type Store } fr
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { requirePostgres, requireRedis } from './services.js';
-import { tcpProxy, type TcpProxy } from './tcp-proxy.js';
-import { sleep } from './support/wait.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
+import { tcpProxy, type TcpProxy } from '@payhook/test-support/servers/tcp-proxy';
+import { sleep } from '@payhook/test-support/wait';
 
 const SECRET = 'whsec_store_down';
 const BUDGET_MS = 1_000;

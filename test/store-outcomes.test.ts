@@ -7,7 +7,7 @@ import { COMMON_OUTCOMES } from '@payhook/core/lifecycle';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { requirePostgres, requireRedis } from './services.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 
 // The store's outcome names agree with the receiver's: a done record of a handler that threw
 // NonRetriableError is `rejected`. Records written before were `failed` and live for the store's

@@ -6,8 +6,8 @@ import { createReceiver, type Store } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { requirePostgres, requireRedis } from './services.js';
-import { sleep } from './support/wait.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
+import { sleep } from '@payhook/test-support/wait';
 
 /**
  * Copies that wait for their running event (`onInProgress: 'wait'`, the default) are told when it

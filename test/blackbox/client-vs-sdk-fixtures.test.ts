@@ -1,7 +1,7 @@
 import { createClient, type ClientOptions } from '@payhook/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as F from './sdk-fixtures.js';
-import { rejection } from '../rejection.js';
+import { rejection } from '@payhook/test-support/rejection';
 
 /**
  * `@payhook/client` against the official SDKs' recorded answers (go-sdk client_test.go, php-sdk

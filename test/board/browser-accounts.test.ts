@@ -3,9 +3,9 @@
 // accounts' scoping over Postgres is tested over HTTP in packages/board/test/accounts-*.test.ts.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventBody } from '../../packages/board/test/board-app.js';
-import { startPlatformApp, type PlatformApp } from '../../packages/board/test/platform-app.js';
-import { launchChromium, runBrowserTests } from '../support/browser.js';
+import { eventBody } from '@payhook/test-support/apps/board-app';
+import { startPlatformApp, type PlatformApp } from '@payhook/test-support/apps/platform-app';
+import { launchChromium, runBrowserTests } from '@payhook/test-support/browser';
 import { BASE } from './example.js';
 import { rowsOf } from './pages.js';
 

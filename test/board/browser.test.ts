@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requirePostgres } from '../services.js';
-import { launchChromium, runBrowserTests } from '../support/browser.js';
+import { requirePostgres } from '@payhook/test-support/services';
+import { launchChromium, runBrowserTests } from '@payhook/test-support/browser';
 import { BASE, startBoardExample, type BoardExample, type Payment } from './example.js';
 import { chartLoaded, factsOf, filterList, follow, idOf, openList, rowsOf, seriousViolations, tabTo } from './pages.js';
 

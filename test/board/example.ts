@@ -8,8 +8,8 @@ import { createReceiver, NonRetriableError } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import { postgresStore } from '@payhook/store-postgres';
 import pg from 'pg';
-import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '../../packages/reference/test/helpers.js';
-import { freePort, startExample, type RunningExample } from '../security/examples.js';
+import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '@payhook/test-support/apps/reference-service';
+import { freePort, startExample, type RunningExample } from '@payhook/test-support/apps/examples';
 
 export const BASE = '/admin/payments';
 const TABLE = 'payhook_example_deliveries';

@@ -2,7 +2,7 @@
 // ledger's batched writes, axe-core's findings, and keyboard focus.
 import axe from 'axe-core';
 import type { Page } from 'playwright-core';
-import { until } from '../support/wait.js';
+import { until } from '@payhook/test-support/wait';
 import { BASE } from './example.js';
 
 /** The list's rows as a person reads them: each cell's text by its column (the Order cell's order id and customer apart). */

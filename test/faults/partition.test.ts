@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startChild, startReceiver, type ChildReceiver } from '../children/spawn.js';
-import { countPg, countRedis, effectsTable } from '../effects.js';
+import { startChild, startReceiver, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, countRedis, effectsTable } from '@payhook/test-support/effects';
 import { engineView, queueEnv, runNames, WEB, WORKER, type Engine } from '../queue/helpers.js';
-import { sleep, until } from '../support/wait.js';
-import { requireRedis } from '../services.js';
-import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
-import { startPostgres } from './postgres-server.js';
-import { hasRedisServer, startRedis } from './redis-server.js';
+import { sleep, until } from '@payhook/test-support/wait';
+import { requireRedis } from '@payhook/test-support/services';
+import { tcpProxy, type TcpProxy } from '@payhook/test-support/servers/tcp-proxy';
+import { startPostgres } from '@payhook/test-support/servers/postgres-server';
+import { hasRedisServer, startRedis } from '@payhook/test-support/servers/redis-server';
 import { serviceLoad, slowAnswers, tally, unacknowledged, withResend, type EventFate } from './service.js';
 
 /**

@@ -4,12 +4,12 @@ import { createReceiver, createReconciler } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { startReferenceService, type TestReferenceService } from '@payhook/testing';
 import { describe, expect, it } from 'vitest';
-import { startReceiver, type ChildReceiver } from '../children/spawn.js';
-import { countPg, effectsTable } from '../effects.js';
-import { requirePostgres } from '../services.js';
-import { standbyBinaries, startPostgresReplicated, type FailoverTimings } from './postgres-standby.js';
+import { startReceiver, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
+import { requirePostgres } from '@payhook/test-support/services';
+import { standbyBinaries, startPostgresReplicated, type FailoverTimings } from '@payhook/test-support/servers/postgres-standby';
 import { serviceLoad, tally, unacknowledged, type EventFate, type RecordedDelivery } from './service.js';
-import { sleep } from '../support/wait.js';
+import { sleep } from '@payhook/test-support/wait';
 
 /**
  * "Exactly once across a replica failover": PostgreSQL fails over to a real standby (streamed

@@ -5,8 +5,8 @@ import { createReceiver, sign, type DeliveryReport } from '@payhook/core';
 import { adapterOf } from '@payhook/core/adapter';
 import { postgresStore } from '@payhook/store-postgres';
 import { createEvent } from '@payhook/testing';
-import { until } from '../support/wait.js';
-import { startPostgres } from './postgres-server.js';
+import { until } from '@payhook/test-support/wait';
+import { startPostgres } from '@payhook/test-support/servers/postgres-server';
 
 /**
  * A claim answered from a group is as durable as one answered alone: 16 deliveries arrive together,

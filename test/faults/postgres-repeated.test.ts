@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChild, startReceiver, type ChildReceiver } from '../children/spawn.js';
-import { countPg, effectsTable } from '../effects.js';
+import { startChild, startReceiver, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
 import { engineView, queueEnv, runNames, WEB, WORKER } from '../queue/helpers.js';
-import { until } from '../support/wait.js';
-import { startPostgres } from './postgres-server.js';
+import { until } from '@payhook/test-support/wait';
+import { startPostgres } from '@payhook/test-support/servers/postgres-server';
 import { serviceLoad, slowAnswers, tally, unacknowledged, withResend, type EventFate } from './service.js';
 
 /**

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, type ChildReceiver } from '../children/spawn.js';
-import { countPg, effectsTable } from '../effects.js';
-import { DATABASE_URL } from '../services.js';
-import { startPostgres } from './postgres-server.js';
+import { startReceiver, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
+import { DATABASE_URL } from '@payhook/test-support/services';
+import { startPostgres } from '@payhook/test-support/servers/postgres-server';
 import { serviceLoad, tally } from './service.js';
 
 /**

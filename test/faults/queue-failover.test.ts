@@ -1,13 +1,13 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { startChild, type ChildReceiver } from '../children/spawn.js';
-import { countPg, effectsTable } from '../effects.js';
+import { startChild, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
 import { engineView, queueEnv, runNames, WEB, WORKER, type Engine, type EngineView } from '../queue/helpers.js';
-import { requirePostgres } from '../services.js';
-import { until } from '../support/wait.js';
-import { query, standbyBinaries, startPostgresReplicated } from './postgres-standby.js';
+import { requirePostgres } from '@payhook/test-support/services';
+import { until } from '@payhook/test-support/wait';
+import { query, standbyBinaries, startPostgresReplicated } from '@payhook/test-support/servers/postgres-standby';
 import { startRedisReplicated } from './redis-replicas.js';
-import { hasRedisServer } from './redis-server.js';
+import { hasRedisServer } from '@payhook/test-support/servers/redis-server';
 import { serviceLoad, tally } from './service.js';
 
 /**

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { startReceiver, type ChildReceiver } from '../children/spawn.js';
-import { countRedis } from '../effects.js';
-import { requireRedis } from '../services.js';
+import { startReceiver, type ChildReceiver } from '@payhook/test-support/children';
+import { countRedis } from '@payhook/test-support/effects';
+import { requireRedis } from '@payhook/test-support/services';
 import { startRedisReplicated } from './redis-replicas.js';
-import { hasRedisServer } from './redis-server.js';
+import { hasRedisServer } from '@payhook/test-support/servers/redis-server';
 import { serviceLoad, tally, unacknowledged } from './service.js';
 
 /**

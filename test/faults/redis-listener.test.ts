@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createReceiver } from '@payhook/core';
 import { redisStore } from '@payhook/store-redis';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { REDIS_URL, requireRedis } from '../services.js';
-import { sleep } from '../support/wait.js';
-import { tcpProxy } from '../tcp-proxy.js';
+import { REDIS_URL, requireRedis } from '@payhook/test-support/services';
+import { sleep } from '@payhook/test-support/wait';
+import { tcpProxy } from '@payhook/test-support/servers/tcp-proxy';
 
 /**
  * The connection the Redis store listens on for finished deliveries goes silent (a partition that

@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from '../security/examples.js';
-import { until } from '../support/wait.js';
-import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
+import { freePort } from '@payhook/test-support/apps/examples';
+import { until } from '@payhook/test-support/wait';
+import { tcpProxy, type TcpProxy } from '@payhook/test-support/servers/tcp-proxy';
 
 const HOST = '127.0.0.1';
 

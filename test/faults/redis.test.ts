@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { startReceiver, type ChildReceiver } from '../children/spawn.js';
-import { countRedis } from '../effects.js';
-import { requireRedis } from '../services.js';
-import { hasRedisServer, startRedis, type Persistence } from './redis-server.js';
+import { startReceiver, type ChildReceiver } from '@payhook/test-support/children';
+import { countRedis } from '@payhook/test-support/effects';
+import { requireRedis } from '@payhook/test-support/services';
+import { hasRedisServer, startRedis, type Persistence } from '@payhook/test-support/servers/redis-server';
 import { serviceLoad, tally, type EventFate } from './service.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createEvent, signedBody } from '@payhook/testing';
-import { post } from '../children/spawn.js';
+import { post } from '@payhook/test-support/children';
 
 /** A webhook as the service recorded it: its exact bytes and their signature header. */
 export interface RecordedDelivery {

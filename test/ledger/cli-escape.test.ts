@@ -1,7 +1,7 @@
 import { createReceiver, type LedgerEntry } from '@payhook/core';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { requirePostgres, requireRedis } from '../services.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 import { forgedId, ledgerKinds, payhook } from './trust-helpers.js';
 
 const redisUrl = await requireRedis();

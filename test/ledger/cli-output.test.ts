@@ -1,6 +1,6 @@
 import type { LedgerEntry } from '@payhook/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requirePostgres, requireRedis } from '../services.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 import { forgedId, ledgerKinds, payhook } from './trust-helpers.js';
 
 const redisUrl = await requireRedis();

@@ -3,7 +3,7 @@
 // of one (`e`, `@`, `.com`, `0911`) is refused with payhook's words, erasing nothing: otherwise one
 // crafted link would take every refusal, the evidence of an attack with them.
 import { describe, expect, it } from 'vitest';
-import { BASE, boardApps, boardBrowser, eventBody } from '../../packages/board/test/board-app.js';
+import { BASE, boardApps, boardBrowser, eventBody } from '@payhook/test-support/apps/board-app';
 
 const start = boardApps();
 type App = Awaited<ReturnType<typeof start>>;

@@ -9,7 +9,7 @@ import { createReceiver, type LedgerEntry, type LedgerQuery, type LogLevel, type
 import type { Ledger } from '@payhook/core/store';
 import { toNodeListener } from '@payhook/core/node';
 import { createEvent, seededRandom, signedBody, type SignedBody } from '@payhook/testing';
-import { until } from '../support/wait.js';
+import { until } from '@payhook/test-support/wait';
 
 export const SECRET = 'whsec_ledger_load';
 export const EVENTS = 7_000;

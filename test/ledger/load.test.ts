@@ -13,7 +13,7 @@ import { memoryStore, type LedgerEntry, type Receiver } from '@payhook/core';
 import type { Ledger } from '@payhook/core/store';
 import { redisStore } from '@payhook/store-redis';
 import { postgresStore } from '@payhook/store-postgres';
-import { requirePostgres, requireRedis } from '../services.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 import {
   DELIVERIES,
   EVENTS,

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { toNodeListener } from '@payhook/core/node';
 import type { LedgerEntry } from '@payhook/core';
-import { countPg, effectsTable } from '../effects.js';
-import { merchants, SECRET, start, type Started } from '../../packages/reference/test/helpers.js';
-import { requirePostgres } from '../services.js';
-import { until } from '../support/wait.js';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
+import { merchants, SECRET, start, type Started } from '@payhook/test-support/apps/reference-service';
+import { requirePostgres } from '@payhook/test-support/services';
+import { until } from '@payhook/test-support/wait';
 
 const pgUrl = await requirePostgres();
 const root = fileURLToPath(new URL('../..', import.meta.url));

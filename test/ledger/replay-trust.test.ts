@@ -10,8 +10,8 @@ import {
 import { eventFromRecord } from '@payhook/core/lifecycle';
 import { signedBody, startReferenceService, type TestReferenceService } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { countPg, effectsTable } from '../effects.js';
-import { requirePostgres, requireRedis } from '../services.js';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 import { forgedId, ledgerKinds, payhook } from './trust-helpers.js';
 
 const redisUrl = await requireRedis();

@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis } from '../services.js';
+import { DATABASE_URL, REDIS_URL, requirePostgres, requireRedis } from '@payhook/test-support/services';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // The real services, for the second run (a failure when PAYHOOK_REQUIRE_SERVICES=1, as in CI).

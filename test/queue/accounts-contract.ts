@@ -5,7 +5,7 @@ import { createReceiver, type Receiver } from '@payhook/core';
 import { postgresStore, type PostgresStore } from '@payhook/store-postgres';
 import { createEvent, signedBody } from '@payhook/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../support/wait.js';
+import { until } from '@payhook/test-support/wait';
 import type { ContractEngine, TestQueue } from './contract.js';
 
 const SECRETS: Record<string, string> = { acct_A: 'whsec_queue_accounts_a', acct_B: 'whsec_queue_accounts_b' };

@@ -1,7 +1,7 @@
 // The queue contract (contract.ts) on each engine: in the `payhook` project on the newest peers,
 // in `lowest-peers` on the lowest the ranges allow (vitest.config.ts). And a platform's accounts
 // through the queue (accounts-contract.ts), on an engine of its own (pg-boss: a schema of its own).
-import { DATABASE_URL, requirePostgres, requireRedis } from '../services.js';
+import { DATABASE_URL, requirePostgres, requireRedis } from '@payhook/test-support/services';
 import { queueAccountsContract } from './accounts-contract.js';
 import { queueContract } from './contract.js';
 import { ENGINES, type EngineName } from './engines.js';

@@ -10,7 +10,7 @@ import { createReferenceService } from '@payhook/reference';
 import { postgresStore, type PostgresStore } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../support/wait.js';
+import { until } from '@payhook/test-support/wait';
 
 /** What the contract needs of an engine: the same questions asked of BullMQ and pg-boss. */
 export interface TestQueue extends Handoff {

@@ -1,6 +1,6 @@
 import { bullmqQueue, createWorker as bullmqWorker, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
 import type { QueuedEvent } from '@payhook/core/queue';
-import { DATABASE_URL, REDIS_URL } from '../services.js';
+import { DATABASE_URL, REDIS_URL } from '@payhook/test-support/services';
 import type { ContractEngine } from './contract.js';
 import { pgBossEngine } from './pg-boss-engine.js';
 

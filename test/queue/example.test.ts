@@ -5,8 +5,8 @@ import { createEvent, signedBody } from '@payhook/testing';
 import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort } from '../security/examples.js';
-import { requirePostgres, requireRedis } from '../services.js';
+import { freePort } from '@payhook/test-support/apps/examples';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 
 /**
  * examples/queue as its README starts it: `pnpm --dir examples/queue web` and `… worker`, two

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { Redis } from 'ioredis';
 import { bullmqQueue, jobIdOf, type PayhookBullmqQueue } from '@payhook/queue-bullmq';
-import type { ChildReceiver } from '../children/spawn.js';
+import type { ChildReceiver } from '@payhook/test-support/children';
 
 /** The queue children of test/queue/children. */
 export const WEB = fileURLToPath(new URL('./children/web.ts', import.meta.url));

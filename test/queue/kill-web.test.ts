@@ -3,13 +3,13 @@ import pg from 'pg';
 import { queuedKey } from '@payhook/core/queue';
 import type { Delivery } from '@payhook/reference';
 import { postgresStore, type PostgresStore } from '@payhook/store-postgres';
-import { startChild, type ChildReceiver } from '../children/spawn.js';
-import { countPg, effectsTable } from '../effects.js';
-import { merchants, SECRET, start, type Started } from '../../packages/reference/test/helpers.js';
-import { requirePostgres, requireRedis } from '../services.js';
-import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
+import { startChild, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
+import { merchants, SECRET, start, type Started } from '@payhook/test-support/apps/reference-service';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
+import { tcpProxy, type TcpProxy } from '@payhook/test-support/servers/tcp-proxy';
 import { ENGINES, engineView, queueEnv, runNames, WEB, WORKER, type EngineView } from './helpers.js';
-import { until } from '../support/wait.js';
+import { until } from '@payhook/test-support/wait';
 
 /** The web processes' lease and budget: A is killed well within its budget (so it never answers), and B's 409 comes well within A's lease. */
 const LEASE_MS = 3_000;

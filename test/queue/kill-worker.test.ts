@@ -3,11 +3,11 @@ import pg from 'pg';
 import { queuedKey } from '@payhook/core/queue';
 import { postgresStore, type PostgresStore } from '@payhook/store-postgres';
 import { createEvent, signedBody } from '@payhook/testing';
-import { post, startChild, type ChildReceiver } from '../children/spawn.js';
-import { countPg, effectsTable } from '../effects.js';
-import { requirePostgres, requireRedis } from '../services.js';
+import { post, startChild, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 import { ENGINES, engineView, onLines, queueEnv, runNames, WEB, WORKER, type EngineView } from './helpers.js';
-import { sleep, until } from '../support/wait.js';
+import { sleep, until } from '@payhook/test-support/wait';
 
 const SECRET = 'whsec_kill_worker';
 const EVENTS = 300;

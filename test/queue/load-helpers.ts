@@ -1,5 +1,5 @@
 import { createEvent, signedBody } from '@payhook/testing';
-import { post } from '../children/spawn.js';
+import { post } from '@payhook/test-support/children';
 
 /** One HTTP delivery of an event, and every answer it got (`status outcome`, or `network`). */
 export interface Delivery {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChild, type ChildReceiver } from '../children/spawn.js';
-import { countPg, effectsTable } from '../effects.js';
-import { requirePostgres, requireRedis } from '../services.js';
+import { startChild, type ChildReceiver } from '@payhook/test-support/children';
+import { countPg, effectsTable } from '@payhook/test-support/effects';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 import { seededRandom } from '@payhook/testing';
 import { engineView, WEB, WORKER, type Engine, type EngineView } from './helpers.js';
-import { until } from '../support/wait.js';
+import { until } from '@payhook/test-support/wait';
 import { answerProblems, errorKinds, planLoad, send, tallyAnswers, type LoadPlan } from './load-helpers.js';
 
 const SECRET = 'whsec_queue_load';

@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import { createEvent } from '@payhook/testing';
 import { bullmqQueue, jobIdOf } from '@payhook/queue-bullmq';
 import type { QueuedEvent } from '@payhook/core/queue';
-import { hasRedisServer, startRedis, type PrivateRedis } from '../faults/redis-server.js';
-import { tcpProxy, type TcpProxy } from '../tcp-proxy.js';
-import { until } from '../support/wait.js';
+import { hasRedisServer, startRedis, type PrivateRedis } from '@payhook/test-support/servers/redis-server';
+import { tcpProxy, type TcpProxy } from '@payhook/test-support/servers/tcp-proxy';
+import { until } from '@payhook/test-support/wait';
 
 /**
  * The BullMQ handoff beside a real replica whose stream runs 200 ms behind: with

@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, requirePostgres } from '../services.js';
+import { DATABASE_URL, requirePostgres } from '@payhook/test-support/services';
 import { outside, root, run } from './fresh-project.js';
 
 /** Node 24, the newest LTS, from the runtime matrix: pg-boss 12 needs 22.12 or newer. */

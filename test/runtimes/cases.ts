@@ -3,7 +3,7 @@ import { createEvent, signedBody } from '@payhook/testing';
 import { expect } from 'vitest';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET } from './app/matrix-app.mjs';
-import { until } from '../support/wait.js';
+import { until } from '@payhook/test-support/wait';
 
 export interface Runs {
   started: number;

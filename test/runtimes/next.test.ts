@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCoreCases, expectOnceAcross, lateRuns, post, slowEvent } from './cases.js';
-import { requireRedis } from '../services.js';
-import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
-import { until } from '../support/wait.js';
+import { requireRedis } from '@payhook/test-support/services';
+import { startUpstashBridge, type UpstashBridge } from '@payhook/test-support/servers/upstash-bridge';
+import { until } from '@payhook/test-support/wait';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET } from './app/matrix-app.mjs';
 

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEvent } from '@payhook/testing';
 import { expectCoreCases, expectOnceAcross, post, runsOf } from './cases.js';
 import { startServer, type Started } from './spawn-server.js';
-import { requireRedis } from '../services.js';
-import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
+import { requireRedis } from '@payhook/test-support/services';
+import { startUpstashBridge, type UpstashBridge } from '@payhook/test-support/servers/upstash-bridge';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const bin = (path: string) => join(here, path);

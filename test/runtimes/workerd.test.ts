@@ -6,8 +6,8 @@ import { createEvent, signedBody } from '@payhook/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromRuntimes, wranglerBuild } from './wrangler-build.js';
 import { expectCoreCases, expectOnceAcross, post, type Runs } from './cases.js';
-import { requireRedis } from '../services.js';
-import { startUpstashBridge, type UpstashBridge } from '../support/upstash-bridge.js';
+import { requireRedis } from '@payhook/test-support/services';
+import { startUpstashBridge, type UpstashBridge } from '@payhook/test-support/servers/upstash-bridge';
 // @ts-expect-error plain JavaScript, shared with the runtimes that load it as it is
 import { MATRIX_SECRET, PLATFORM_SECRETS, SLOW_HANDLER_MS } from './app/matrix-app.mjs';
 

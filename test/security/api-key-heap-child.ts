@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { writeHeapSnapshot } from 'node:v8';
-import { createReferenceService } from '../../packages/reference/src/index.js';
+import { createReferenceService } from '@payhook/reference';
 
 const raw = randomBytes(24);
 // The key as a string is made on demand and never kept by this script.

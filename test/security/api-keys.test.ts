@@ -16,7 +16,7 @@ import {
   SANDBOX_KEY,
   start,
   validInput,
-} from '../../packages/reference/test/helpers.js';
+} from '@payhook/test-support/apps/reference-service';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const KEYS = [SANDBOX_KEY, OTHER_KEY, LIVE_KEY, READ_ONLY_KEY, REVOKED_KEY];

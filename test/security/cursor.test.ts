@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, NO_SOURCE_KEY, start, validInput, type Started } from '../../packages/reference/test/helpers.js';
+import { expectError, NO_SOURCE_KEY, start, validInput, type Started } from '@payhook/test-support/apps/reference-service';
 
 let s: Started;
 let cursor: string;

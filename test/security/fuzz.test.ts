@@ -16,7 +16,7 @@ import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEvent } from '@payhook/testing';
-import { buildNextExample, freePort, startExample, type RunningExample } from './examples.js';
+import { buildNextExample, freePort, startExample, type RunningExample } from '@payhook/test-support/apps/examples';
 
 /**
  * Fuzz of the receiver through every adapter: random and hostile bodies and headers. Whatever

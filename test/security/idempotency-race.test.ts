@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OTHER_KEY, start, validInput, type Started } from '../../packages/reference/test/helpers.js';
+import { OTHER_KEY, start, validInput, type Started } from '@payhook/test-support/apps/reference-service';
 
 let s: Started;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { row, runLoad, type LoadResult } from '../../bench/load.js';
-import { requirePostgres } from '../services.js';
-import { buildNextExample, EXAMPLES } from './examples.js';
+import { row, runLoad, type LoadResult } from '@payhook/test-support/load-run';
+import { requirePostgres } from '@payhook/test-support/services';
+import { buildNextExample, EXAMPLES } from '@payhook/test-support/apps/examples';
 
 /**
  * Load at CI size: 10,000 deliveries in all (30% duplicate copies, a quarter of the transactions

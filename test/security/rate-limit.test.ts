@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectError, merchants, OTHER_KEY, SANDBOX_KEY, start, type Started } from '../../packages/reference/test/helpers.js';
+import { expectError, merchants, OTHER_KEY, SANDBOX_KEY, start, type Started } from '@payhook/test-support/apps/reference-service';
 
 const WINDOW = 60_000;
 const cleanup: (() => unknown)[] = [];

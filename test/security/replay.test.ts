@@ -7,7 +7,7 @@ import { postgresStore } from '@payhook/store-postgres';
 import { redisStore } from '@payhook/store-redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { requirePostgres, requireRedis } from '../services.js';
+import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 
 /**
  * The signature carries no timestamp: a captured delivery verifies forever. What stops a replay is

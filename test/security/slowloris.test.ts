@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { merchants, SANDBOX_KEY, SECRET, start, validInput } from '../../packages/reference/test/helpers.js';
-import { buildNextExample, EXAMPLES, freePort, startExample, type ExampleName } from './examples.js';
+import { merchants, SANDBOX_KEY, SECRET, start, validInput } from '@payhook/test-support/apps/reference-service';
+import { buildNextExample, EXAMPLES, freePort, startExample, type ExampleName } from '@payhook/test-support/apps/examples';
 
 /**
  * A bounded slowloris on loopback against each example, started with its `start` script: 300

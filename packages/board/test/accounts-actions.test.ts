@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { requirePostgres } from '../../../test/services.js';
-import { BASE, eventBody } from './board-app.js';
-import { browserOf, madeUpLike, platformApps, type PlatformApp, type StoreKind } from './platform-app.js';
+import { requirePostgres } from '@payhook/test-support/services';
+import { BASE, eventBody } from '@payhook/test-support/apps/board-app';
+import { browserOf, madeUpLike, platformApps, type PlatformApp, type StoreKind } from '@payhook/test-support/apps/platform-app';
 
 // Issue 50's hostile input: staff of account A acting on B's deliveries through the board.
 const start = platformApps();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BASE, boardApps, eventBody } from './board-app.js';
-import { browserOf, platformApps, type PlatformApp } from './platform-app.js';
+import { BASE, boardApps, eventBody } from '@payhook/test-support/apps/board-app';
+import { browserOf, platformApps, type PlatformApp } from '@payhook/test-support/apps/platform-app';
 import { openLive } from './sse.js';
 
 // The live stream of a platform's board (intervalMs 20): each viewer's own account's rows, as they arrive.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { requirePostgres } from '../../../test/services.js';
-import { BASE } from './board-app.js';
-import { browserOf, madeUpLike, platformApps, rowsOf, seed, type StoreKind } from './platform-app.js';
+import { requirePostgres } from '@payhook/test-support/services';
+import { BASE } from '@payhook/test-support/apps/board-app';
+import { browserOf, madeUpLike, platformApps, rowsOf, seed, type StoreKind } from '@payhook/test-support/apps/platform-app';
 
 // Issue 50: a merchant's staff see their own account on the board, the platform's staff see every account.
 const start = platformApps();

@@ -2,7 +2,7 @@
 // confirmation's words and its one form, what the post does to the ledger, where it sends the
 // browser, the audit line, and what a failure says. (Accounts: accounts-actions.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { BASE, boardApps, boardBrowser, eventBody, type AuditLine } from './board-app.js';
+import { BASE, boardApps, boardBrowser, eventBody, type AuditLine } from '@payhook/test-support/apps/board-app';
 
 const start = boardApps();
 type App = Awaited<ReturnType<typeof start>>;

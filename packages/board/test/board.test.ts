@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, memoryStore } from '@payhook/core';
 import { createBoard } from '@payhook/board';
-import { BASE, boardApps, eventBody, formToken, getPage } from './board-app.js';
+import { BASE, boardApps, eventBody, formToken, getPage } from '@payhook/test-support/apps/board-app';
 
 const start = boardApps();
 

@@ -10,8 +10,8 @@ import { createReceiver, memoryStore, sign, type Receiver } from '@payhook/core'
 import { manualClock } from '@payhook/testing';
 import { createBoard, type Board, type BoardOptions } from '@payhook/board';
 import { fastifyBoard, nodeBoard } from '@payhook/board/node';
-import { BASE, boardApps, eventBody, formToken, getPage, SECRET } from './board-app.js';
-import { sleep, until } from '../../../test/support/wait.js';
+import { BASE, boardApps, eventBody, formToken, getPage, SECRET } from '@payhook/test-support/apps/board-app';
+import { sleep, until } from '@payhook/test-support/wait';
 
 const start = boardApps();
 const open: Array<() => unknown> = [];

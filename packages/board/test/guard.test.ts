@@ -5,7 +5,7 @@ import { manualClock } from '@payhook/testing';
 import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/base/guard.js';
 import { createReceiver, memoryStore } from '@payhook/core';
 import { createBoard } from '@payhook/board';
-import { BASE, boardApps, eventBody, formToken, getPage, SECRET } from './board-app.js';
+import { BASE, boardApps, eventBody, formToken, getPage, SECRET } from '@payhook/test-support/apps/board-app';
 
 const TOKEN = 'A'.repeat(42) + 'b';
 const post = (headers: Record<string, string>, url = 'http://shop.example/admin/payments/actions/replay') =>

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LedgerEntry } from '@payhook/core';
 import { OUTCOMES, type DeliveryOutcome } from '@payhook/core/lifecycle';
-import { BASE, boardApps, eventBody } from './board-app.js';
-import { platformApps } from './platform-app.js';
+import { BASE, boardApps, eventBody } from '@payhook/test-support/apps/board-app';
+import { platformApps } from '@payhook/test-support/apps/platform-app';
 
 // Issue 52: what a merchant's support staff see and can do on the deliveries list.
 const start = boardApps();

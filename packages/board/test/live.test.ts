@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { LedgerEntry } from '@payhook/core';
 import { liveRow } from '../src/live.js';
 import { perMinute } from '../src/views/chart.js';
-import { BASE, boardApps, eventBody, formToken, getPage } from './board-app.js';
+import { BASE, boardApps, eventBody, formToken, getPage } from '@payhook/test-support/apps/board-app';
 import { openLive } from './sse.js';
 
 const start = boardApps();

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, memoryStore, sign } from '@payhook/core';
 import { createBoard, type Board } from '@payhook/board';
 import { fastifyBoard, nodeBoard } from '@payhook/board/node';
-import { BASE, eventBody, formToken, SECRET } from './board-app.js';
+import { BASE, eventBody, formToken, SECRET } from '@payhook/test-support/apps/board-app';
 
 const open: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@
 // or why there is none), a confirmation names the payment, and a live row (§3.1) carries the same
 // columns, every text written out as the server-rendered list writes it.
 import { describe, expect, it } from 'vitest';
-import { BASE, boardApps, boardOver, eventBody, getPage, ledgerRecord, RECORDS_AT } from './board-app.js';
+import { BASE, boardApps, boardOver, eventBody, getPage, ledgerRecord, RECORDS_AT } from '@payhook/test-support/apps/board-app';
 import { openLive } from './sse.js';
 
 const start = boardApps();

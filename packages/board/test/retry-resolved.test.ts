@@ -3,7 +3,7 @@
 // timeline and a live row.
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '@payhook/core';
-import { BASE, boardApps, boardOver, ledgerRecord, RECORDS_AT } from './board-app.js';
+import { BASE, boardApps, boardOver, ledgerRecord, RECORDS_AT } from '@payhook/test-support/apps/board-app';
 import { openLive } from './sse.js';
 
 const start = boardApps();

@@ -6,7 +6,7 @@ import { ACTIONS } from '../src/actions.js';
 import { SCRIPT, STYLE } from '../src/assets.js';
 import { SECURITY_HEADERS } from '../src/base/guard.js';
 import { ROUTES } from '../src/routes.js';
-import { BASE, boardApps, eventBody, getPage } from './board-app.js';
+import { BASE, boardApps, eventBody, getPage } from '@payhook/test-support/apps/board-app';
 
 const start = boardApps();
 const TOKEN = `${'A'.repeat(42)}b`;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createReceiver, memoryStore, type LedgerEntry, type LedgerQuery } from '@payhook/core';
 import { createBoard, type BoardOptions } from '@payhook/board';
 import { chartImage } from '../src/views/chart.js';
-import { BASE, RECORDS_AT, recordsStore } from './board-app.js';
+import { BASE, RECORDS_AT, recordsStore } from '@payhook/test-support/apps/board-app';
 
 const T0 = RECORDS_AT;
 const SHOWN_T0 = '2026-11-27 05:00:00 UTC';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createClient, createRateLimiter, MAX_EMPTY_PAGES, windows } from '@payhook/client';
 import { MAX_LIST_RANGE_MS } from '@payhook/core/api';
 import { describe, expect, it } from 'vitest';
-import { rejection } from '../../../test/rejection.js';
+import { rejection } from '@payhook/test-support/rejection';
 
 const SANDBOX_KEY = 'sk_test_offline_key_0001';
 const DAY = 24 * 60 * 60 * 1000;

@@ -11,7 +11,7 @@ import type { Trace } from '../src/contracts/delivery.js';
 import { REFUSALS_PER_MINUTE } from '../src/base/per-minute.js';
 import { prefixOf } from '../src/ledger/ledger-record.js';
 import { reportOf } from '../src/observing/outcome.js';
-import { captureWaitUntil } from '../../../test/support/wait.js';
+import { captureWaitUntil } from '@payhook/test-support/wait';
 
 const secret = 'whsec_public';
 const quiet = { info() {}, warn() {}, error() {} };

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEvent, manualClock, signedBody } from '@payhook/testing';
 import { createReceiver, type DeliveryReport } from '../src/index.js';
 import { processNodeRequest, toNodeListener, writeNodeResponse } from '../src/node-bridge/node-bridge.js';
-import { until } from '../../../test/support/wait.js';
+import { until } from '@payhook/test-support/wait';
 
 const secret = 'whsec_node_bridge';
 const servers: http.Server[] = [];

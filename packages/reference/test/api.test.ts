@@ -12,7 +12,7 @@ import {
   start,
   validInput,
   type Started,
-} from './helpers.js';
+} from '@payhook/test-support/apps/reference-service';
 
 // Black box: every request goes over real HTTP to a server on 127.0.0.1, port 0.
 let s: Started;

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, runBrowserTests } from '../../../test/support/browser.js';
-import { merchants, receiver, start, validInput, type Receiver, type Started } from './helpers.js';
+import { launchChromium, runBrowserTests } from '@payhook/test-support/browser';
+import { merchants, receiver, start, validInput, type Receiver, type Started } from '@payhook/test-support/apps/reference-service';
 
 // Issue 31: in Chromium, a page on another origin cannot drive the checkout or the dashboard, nor can
 // a name rebound to the service (evil.example resolves to 127.0.0.1, as after DNS rebinding); the

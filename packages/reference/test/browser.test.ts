@@ -7,8 +7,8 @@ import { createReceiver, type PaymentEvent } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, runBrowserTests } from '../../../test/support/browser.js';
-import { merchants, receiver, SECRET, start, validInput, type Receiver, type Started } from './helpers.js';
+import { launchChromium, runBrowserTests } from '@payhook/test-support/browser';
+import { merchants, receiver, SECRET, start, validInput, type Receiver, type Started } from '@payhook/test-support/apps/reference-service';
 
 /** Screenshots for a person to look at; never committed. */
 export const SCREENSHOTS = join(tmpdir(), 'payhook-screenshots');

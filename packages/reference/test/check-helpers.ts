@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { ReferenceServiceOptions } from '@payhook/reference';
 import { afterEach } from 'vitest';
 import { root } from './cli-helpers.js';
-import { start, type Started } from './helpers.js';
+import { start, type Started } from '@payhook/test-support/apps/reference-service';
 
 /*
  * What the `payhook-reference check` suites share: the real CLI (its source, through tsx, so no

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reference, rowsOf, runCli, service } from './check-helpers.js';
-import { READ_ONLY_KEY, REVOKED_KEY, SANDBOX_KEY, SECRET } from './helpers.js';
+import { READ_ONLY_KEY, REVOKED_KEY, SANDBOX_KEY, SECRET } from '@payhook/test-support/apps/reference-service';
 
 /*
  * `payhook-reference check` as a stranger meets it (issue 51): a key the service refuses is one

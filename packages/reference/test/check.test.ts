@@ -5,7 +5,7 @@ import { listenForWebhooks, MAX_KEPT_DELIVERIES } from '../src/check/receiver.js
 import { compare, nullable, obj, arr } from '../src/check/shapes.js';
 import { ISO_MS } from '../src/check/spec.js';
 import { listen, reference, rowsOf, runCli } from './check-helpers.js';
-import { SANDBOX_KEY, SECRET } from './helpers.js';
+import { SANDBOX_KEY, SECRET } from '@payhook/test-support/apps/reference-service';
 
 /*
  * `payhook-reference check` (issue 31): the service's black-box contract, run by the real CLI

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { finish as finishBuilt, killLeftovers, run as runBuilt, signatureOf, SOURCE, stop, urlOf } from './cli-helpers.js';
-import { receiver } from './helpers.js';
+import { receiver } from '@payhook/test-support/apps/reference-service';
 
 // The CLI's source, in a child process as a user runs the bin: cli.test.ts builds dist/ meanwhile.
 const run = (args: string[]) => runBuilt(args, {}, SOURCE);

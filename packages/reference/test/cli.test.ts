@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli, finish, killLeftovers, run, signatureOf, stop, urlOf } from './cli-helpers.js';
-import { receiver, type Receiver } from './helpers.js';
+import { receiver, type Receiver } from '@payhook/test-support/apps/reference-service';
 
 beforeAll(buildCli, 120_000);
 afterEach(killLeftovers);

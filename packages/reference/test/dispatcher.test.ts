@@ -6,7 +6,16 @@ import { EVENT_NAMES, paymentEventSchema } from '@payhook/core/lifecycle';
 import { toNodeListener } from '@payhook/core/node';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { merchants, receiver, SANDBOX_KEY, SECRET, start, validInput, type Receiver, type Started } from './helpers.js';
+import {
+  merchants,
+  receiver,
+  SANDBOX_KEY,
+  SECRET,
+  start,
+  validInput,
+  type Receiver,
+  type Started,
+} from '@payhook/test-support/apps/reference-service';
 
 const MINUTE = 60_000;
 const cleanup: (() => Promise<void>)[] = [];

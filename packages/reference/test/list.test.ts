@@ -1,6 +1,6 @@
 import { listPageSchema, PAGE_SIZE } from '@payhook/core/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectError, start, type Started } from './helpers.js';
+import { expectError, start, type Started } from '@payhook/test-support/apps/reference-service';
 
 // Black box: every request goes over real HTTP to a server on 127.0.0.1, port 0.
 let s: Started;

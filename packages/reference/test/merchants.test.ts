@@ -3,7 +3,7 @@
 // sandbox faults and deliveries are its own.
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { start, validInput, type Started } from './helpers.js';
+import { start, validInput, type Started } from '@payhook/test-support/apps/reference-service';
 import { platformHooks, verifiedBy, type PlatformHooks } from './platform-hooks.js';
 
 const MINUTE = 60_000;

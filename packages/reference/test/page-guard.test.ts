@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { merchants, receiver, SANDBOX_KEY, start, type Started } from './helpers.js';
+import { merchants, receiver, SANDBOX_KEY, start, type Started } from '@payhook/test-support/apps/reference-service';
 
 // Issue 31: the dashboard and the checkout answer only to the host names the server was started
 // for (DNS rebinding), and take forms from themselves only (CSRF). Real HTTP with forged headers;

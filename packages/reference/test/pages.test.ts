@@ -1,7 +1,7 @@
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorPage, html, page, seeOther } from '../src/pages/html.js';
-import { merchants, receiver, start, type Started } from './helpers.js';
+import { merchants, receiver, start, type Started } from '@payhook/test-support/apps/reference-service';
 
 // The dashboard's list (filters, pages), its reloading while deliveries are under way, and the
 // checkout's heading, read as HTML over HTTP. browser.test.ts drives them in Chromium.

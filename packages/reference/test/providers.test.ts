@@ -1,7 +1,7 @@
 import { providerItemSchema, providerListSchema, providerSchema } from '@payhook/core/api';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectError, LIVE_KEY, NO_SOURCE_KEY, READ_ONLY_KEY, start, type Started } from './helpers.js';
+import { expectError, LIVE_KEY, NO_SOURCE_KEY, READ_ONLY_KEY, start, type Started } from '@payhook/test-support/apps/reference-service';
 
 // Black box: every request goes over real HTTP to a server on 127.0.0.1, port 0.
 let s: Started;

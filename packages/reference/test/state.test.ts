@@ -5,7 +5,7 @@ import { createClock } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
 import { liveLogLine } from '../src/delivery/live-log.js';
 import { createStateSaver, readStateFile, StateFileError } from '../src/state/state-file.js';
-import { merchants, receiver, start, validInput, type Started } from './helpers.js';
+import { merchants, receiver, start, validInput, type Started } from '@payhook/test-support/apps/reference-service';
 
 const MINUTE = 60_000;
 const cleanup: (() => Promise<void>)[] = [];

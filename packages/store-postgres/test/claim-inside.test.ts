@@ -4,9 +4,9 @@ import pg from 'pg';
 import { createReceiver, NonRetriableError, type DeliveryReport } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { requirePostgres } from '../../../test/services.js';
+import { requirePostgres } from '@payhook/test-support/services';
 import { statementsSent } from './statements-sent.js';
-import { until } from '../../../test/support/wait.js';
+import { until } from '@payhook/test-support/wait';
 
 const url = await requirePostgres();
 const SECRET = 'whsec_inside';

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { LedgerEntry } from '@payhook/core';
 import { postgresStore } from '@payhook/store-postgres';
-import { requirePostgres } from '../../../test/services.js';
+import { requirePostgres } from '@payhook/test-support/services';
 
 const url = await requirePostgres();
 const unique = () => randomUUID().replaceAll('-', '').slice(0, 10);

@@ -5,7 +5,7 @@ import type { Clock, LedgerEntry } from '@payhook/core';
 import type { LedgerOptions } from '@payhook/core/store';
 import { postgresStore, schemaSql } from '@payhook/store-postgres';
 import { ledgerConformance } from '@payhook/testing/ledger';
-import { requirePostgres } from '../../../test/services.js';
+import { requirePostgres } from '@payhook/test-support/services';
 
 const url = await requirePostgres();
 const unique = () => randomUUID().replaceAll('-', '').slice(0, 10);

@@ -5,7 +5,7 @@ import { postgresStore } from '@payhook/store-postgres';
 import { createEvent } from '@payhook/testing';
 import { contextFor } from './handler-context.js';
 import { statementsSent } from './statements-sent.js';
-import { requirePostgres } from '../../../test/services.js';
+import { requirePostgres } from '@payhook/test-support/services';
 
 const url = await requirePostgres();
 

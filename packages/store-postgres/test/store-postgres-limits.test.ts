@@ -4,7 +4,7 @@ import pg from 'pg';
 import { postgresStore } from '@payhook/store-postgres';
 import { createEvent } from '@payhook/testing';
 import { contextFor } from './handler-context.js';
-import { requirePostgres } from '../../../test/services.js';
+import { requirePostgres } from '@payhook/test-support/services';
 
 /**
  * transactional()'s limit (issue 37): a transaction on a connection a partition silenced would

@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import type { Clock } from '@payhook/core';
 import { postgresStore, schemaSql, type PostgresStore } from '@payhook/store-postgres';
-import { requirePostgres } from '../../../test/services.js';
+import { requirePostgres } from '@payhook/test-support/services';
 
 const url = await requirePostgres();
 const HOUR = 60 * 60 * 1000;

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Log } from '@payhook/core/store';
 import { postgresStore } from '@payhook/store-postgres';
 import { channelOf } from '../src/listener.js';
-import { query, startPostgresReplicated, standbyBinaries, type ReplicatedPostgres } from '../../../test/faults/postgres-standby.js';
-import { until } from '../../../test/support/wait.js';
+import { query, startPostgresReplicated, standbyBinaries, type ReplicatedPostgres } from '@payhook/test-support/servers/postgres-standby';
+import { until } from '@payhook/test-support/wait';
 
 /**
  * The store beside a real streaming standby: the start-up check of replication (asynchronous,

@@ -8,8 +8,8 @@ import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
 import { contextFor } from './handler-context.js';
 import { statementsSent } from './statements-sent.js';
-import { requirePostgres } from '../../../test/services.js';
-import { sleep, until } from '../../../test/support/wait.js';
+import { requirePostgres } from '@payhook/test-support/services';
+import { sleep, until } from '@payhook/test-support/wait';
 
 const url = await requirePostgres();
 // Only for Postgres's own clock: leases and retention are timed by the server (clock_timestamp()),

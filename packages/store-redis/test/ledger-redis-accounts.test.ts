@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { LedgerEntry } from '@payhook/core';
 import { redisStore } from '@payhook/store-redis';
-import { requireRedis } from '../../../test/services.js';
+import { requireRedis } from '@payhook/test-support/services';
 import { countCommands } from './redis-helpers.js';
 
 const url = await requireRedis();

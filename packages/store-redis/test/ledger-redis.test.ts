@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import type { LedgerEntry } from '@payhook/core';
 import { redisStore } from '@payhook/store-redis';
 import { ledgerConformance } from '@payhook/testing/ledger';
-import { requireRedis } from '../../../test/services.js';
+import { requireRedis } from '@payhook/test-support/services';
 import { countCommands, keySlot } from './redis-helpers.js';
-import { until } from '../../../test/support/wait.js';
+import { until } from '@payhook/test-support/wait';
 
 const url = await requireRedis();
 

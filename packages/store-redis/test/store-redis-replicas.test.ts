@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { Log } from '@payhook/core/store';
 import { redisStore, type RedisStoreOptions } from '@payhook/store-redis';
-import { hasRedisServer, startRedis, type PrivateRedis } from '../../../test/faults/redis-server.js';
-import { tcpProxy, type TcpProxy } from '../../../test/tcp-proxy.js';
-import { until } from '../../../test/support/wait.js';
+import { hasRedisServer, startRedis, type PrivateRedis } from '@payhook/test-support/servers/redis-server';
+import { tcpProxy, type TcpProxy } from '@payhook/test-support/servers/tcp-proxy';
+import { until } from '@payhook/test-support/wait';
 
 /**
  * The store beside a real replica whose stream runs 200 ms behind (a proxy holds its bytes): the

@@ -7,10 +7,10 @@ import { redisStore } from '@payhook/store-redis';
 import { STORE_SCRIPTS } from '@payhook/store-redis/scripts';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
-import { hasRedisServer, startRedis } from '../../../test/faults/redis-server.js';
-import { requireRedis } from '../../../test/services.js';
+import { hasRedisServer, startRedis } from '@payhook/test-support/servers/redis-server';
+import { requireRedis } from '@payhook/test-support/services';
 import { countCommands, keySlot } from './redis-helpers.js';
-import { sleep, until } from '../../../test/support/wait.js';
+import { sleep, until } from '@payhook/test-support/wait';
 
 const url = await requireRedis();
 

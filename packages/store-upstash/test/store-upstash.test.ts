@@ -5,10 +5,10 @@ import { createReceiver } from '@payhook/core';
 import { upstashStore } from '@payhook/store-upstash';
 import { createEvent, signedRequest } from '@payhook/testing';
 import { storeConformance } from '@payhook/testing/store';
-import { hasRedisServer, startRedis } from '../../../test/faults/redis-server.js';
-import { requireRedis } from '../../../test/services.js';
-import { until } from '../../../test/support/wait.js';
-import { startUpstashBridge, type UpstashBridge } from '../../../test/support/upstash-bridge.js';
+import { hasRedisServer, startRedis } from '@payhook/test-support/servers/redis-server';
+import { requireRedis } from '@payhook/test-support/services';
+import { until } from '@payhook/test-support/wait';
+import { startUpstashBridge, type UpstashBridge } from '@payhook/test-support/servers/upstash-bridge';
 
 const url = await requireRedis();
 const SECRET = 'whsec_upstash_store';

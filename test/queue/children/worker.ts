@@ -19,7 +19,7 @@ import type { PayhookBullmqQueue } from '@payhook/queue-bullmq';
 import type { DeliveryReport, EventHandler } from '@payhook/core';
 import pg from 'pg';
 import { engine, env, queue, store, url } from './queue.js';
-import { sleep } from '../../support/wait.js';
+import { sleep } from '@payhook/test-support/wait';
 
 const run = env('CHILD_RUN');
 const effect = env('CHILD_EFFECT', 'transactional');

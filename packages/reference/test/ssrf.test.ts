@@ -1,13 +1,13 @@
 import type { LookupAddress } from 'node:dns';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../../packages/reference/src/delivery/callback-url.js';
-import { createClock } from '../../packages/reference/src/domain/clock.js';
-import { createDispatcher, type Delivery } from '../../packages/reference/src/delivery/dispatcher.js';
-import { createFaults } from '../../packages/reference/src/delivery/faults.js';
-import type { Merchant } from '../../packages/reference/src/domain/merchants.js';
-import { createTransactionStore } from '../../packages/reference/src/domain/transactions.js';
-import { merchants, receiver, SECRET, start, validInput, type Receiver } from '../../packages/reference/test/helpers.js';
+import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../src/delivery/callback-url.js';
+import { createClock } from '../src/domain/clock.js';
+import { createDispatcher, type Delivery } from '../src/delivery/dispatcher.js';
+import { createFaults } from '../src/delivery/faults.js';
+import type { Merchant } from '../src/domain/merchants.js';
+import { createTransactionStore } from '../src/domain/transactions.js';
+import { merchants, receiver, SECRET, start, validInput, type Receiver } from '@payhook/test-support/apps/reference-service';
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {

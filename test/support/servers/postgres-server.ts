@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from '../security/examples.js';
-import { warnSkipped } from '../support/skipped.js';
+import { freePort } from './free-port.js';
+import { warnSkipped } from '../skipped.js';
 
 const run = promisify(execFile);
 const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';

@@ -1,24 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep } from '../support/wait.js';
+import { sleep } from '../wait.js';
+import { freePort } from '../servers/free-port.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+export { freePort } from '../servers/free-port.js';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 // Used only to wait for another process's build lock: the time another process takes cannot be moved.
 
 export const EXAMPLES = ['express', 'fastify', 'hono', 'next'] as const;
 export type ExampleName = (typeof EXAMPLES)[number];
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 export interface RunningExample {
   url: string;

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from '../security/examples.js';
-import { warnSkipped } from '../support/skipped.js';
+import { freePort } from './free-port.js';
+import { warnSkipped } from '../skipped.js';
 
 const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';
 

@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const childFile = fileURLToPath(new URL('./receiver.ts', import.meta.url));
+const childFile = fileURLToPath(new URL('../children/receiver.ts', import.meta.url));
 
 export interface ChildReceiver {
   port: number;

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { until as waitUntil } from '../support/wait.js';
+import { until as waitUntil } from '../wait.js';
 import { effectsTable } from '../effects.js';
-import { freePort } from '../security/examples.js';
+import { freePort } from './free-port.js';
 import { serverBinaries } from './postgres-server.js';
-import { tcpProxy } from '../tcp-proxy.js';
+import { tcpProxy } from './tcp-proxy.js';
 
 const run = promisify(execFile);
 
