@@ -296,7 +296,7 @@ Upstash over the bridge ${f(pipeline.upstash!)}, DynamoDB on dynalite ${f(pipeli
   transaction, the done record's statement), each waiting for the disk (WAL, \`synchronous=FULL\`).
   The calls are synchronous, so events in flight take turns: 32 in flight gain nothing over 1.
 - Upstash: the same two scripts, each an HTTP request to a bridge on loopback that runs it on the
-  same Redis (\`test/support/upstash-bridge.ts\`); a real database adds TLS and the round trip to
+  same Redis (\`test/support/servers/upstash-bridge.ts\`); a real database adds TLS and the round trip to
   its region, tens of milliseconds. Calls made in the same tick share one request
   (\`@upstash/redis\`'s auto-pipelining), so at 32 in flight an event costs fewer than 2 requests.
 - DynamoDB: one conditional write to claim and one to complete, against dynalite on loopback
