@@ -38,7 +38,7 @@ const newest = {
  */
 const ALONE = [
   'test/security/{slowloris,load,refusal-flood,rate-limit,fuzz,idempotency-race}.test.ts',
-  'test/{crash,multi-process,store-down,waiting-copies}.test.ts',
+  'test/processes/{crash,multi-process,store-down,waiting-copies}.test.ts',
   'test/queue/{kill-web,kill-worker,load}.test.ts',
   'test/faults/**/*.test.ts',
   'test/adapters/bounded-senders.test.ts',
@@ -105,7 +105,7 @@ export default defineConfig({
             'packages/store-dynamodb/test/store-dynamodb.test.ts',
             'test/queue/conformance.test.ts',
             'test/queue/replicas.test.ts',
-            'test/peers.test.ts',
+            'test/repo/peers.test.ts',
           ],
           provide: {
             peers: {

@@ -27,7 +27,7 @@ const DO_TESTS = ['test/runtimes/durable-object.test.ts'];
 const BOARD_TESTS = [
   'packages/board/test/routes.test.ts',
   'packages/board/test/guard.test.ts',
-  'packages/board/test/accounts-actions.test.ts',
+  'packages/board/test/accounts/accounts-actions.test.ts',
   'packages/board/test/doors.test.ts',
 ];
 
@@ -260,7 +260,7 @@ export const HAND_MUTANTS = {
     },
     {
       file: 'packages/store-sqlite/src/sqlite-store.ts',
-      tests: ['test/multi-process.test.ts'],
+      tests: ['test/processes/multi-process.test.ts'],
       project: 'alone',
       build: '@payhook/store-sqlite',
       why: 'a claim outside a write transaction: two processes on one file both win',

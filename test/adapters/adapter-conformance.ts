@@ -65,7 +65,7 @@ function server(start: (logFile: string) => Promise<Served>) {
  * chunked, counted against the limit), cope with a body already read or parsed, pass the method
  * and headers, and write the answer's status, headers and body; plus one delivery end to end.
  * The pipeline's own rules (signature, payload, routing, dedupe, handler outcomes, budget) are
- * tested once, where they live: packages/core/test/receiver.test.ts.
+ * tested once, where they live: packages/core/test/running/receiver.test.ts.
  */
 export function adapterConformance(name: string, adapter: AdapterUnderTest): void {
   describe(`${name} adapter`, () => {

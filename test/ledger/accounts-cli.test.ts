@@ -10,19 +10,19 @@ const dir = mkdtempSync(join(tmpdir(), 'payhook-accounts-cli-'));
 const SECRETS = { acct_A: 'whsec_accounts_cli_a', acct_B: 'whsec_accounts_cli_b' };
 const env = { LEDGER_SQLITE_PATH: join(dir, 'platform.db'), ACCOUNT_SECRETS: JSON.stringify(SECRETS) };
 
-/** `payhook <args> --app test/ledger/accounts-app.ts`, in a process of its own, as an operator's wrapper script runs it. */
-const payhook = (args: string[]) => run(args, env, 'test/ledger/accounts-app.ts');
+/** `payhook <args> --app test/ledger/apps/accounts-app.ts`, in a process of its own, as an operator's wrapper script runs it. */
+const payhook = (args: string[]) => run(args, env, 'test/ledger/apps/accounts-app.ts');
 
 /**
  * Issue 50: an operator whose wrapper script adds `--account acct_A` cannot reach B's records by
  * id. The command answers B's id with the very exit code and output it gives an id nobody recorded.
  */
 describe('payhook --account, from another process, on a platform on SQLite', () => {
-  let app: typeof import('./accounts-app.js');
+  let app: typeof import('./apps/accounts-app.js');
   let ofB: LedgerEntry;
   beforeAll(async () => {
     Object.assign(process.env, env);
-    app = await import('./accounts-app.js');
+    app = await import('./apps/accounts-app.js');
     const event = createEvent('payment.success', { reference: 'ref_shared_cli' });
     for (const [account, secret] of Object.entries(SECRETS)) {
       const { body, headers } = signedBody(event, { secret });

@@ -15,7 +15,7 @@ import { until } from '@payhook/test-support/wait';
 const pgUrl = await requirePostgres();
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = 'packages/core/bin/payhook.mjs';
-const APP = 'test/ledger/app.ts';
+const APP = 'test/ledger/apps/app.ts';
 const run = `ledger_${process.pid}_${Date.now().toString(36)}`;
 const table = `payhook_ledger_e2e_${Date.now().toString(36)}`;
 const env = { LEDGER_PG_URL: pgUrl ?? '', LEDGER_TABLE: table, LEDGER_RUN: run, LEDGER_SECRET: SECRET };
@@ -47,13 +47,13 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
   let ref: Started;
   let server: Server;
   let effects: pg.Pool;
-  let app: typeof import('./app.js');
+  let app: typeof import('./apps/app.js');
   const references: string[] = [];
 
   beforeAll(async () => {
     effects = await effectsTable(pgUrl!);
     Object.assign(process.env, env);
-    app = await import('./app.js');
+    app = await import('./apps/app.js');
     server = createServer(toNodeListener(app.receiver));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as AddressInfo).port;
@@ -167,14 +167,14 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     expect(plain.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|^\s+at /m);
     const suggested = /^ {2}node (.+)$/m.exec(plain.stderr)?.[1];
     expect(suggested).toBe(
-      `--import tsx node_modules/@payhook/core/bin/payhook.mjs deliveries list --reference ${run}-x --app test/ledger/app.ts`,
+      `--import tsx node_modules/@payhook/core/bin/payhook.mjs deliveries list --reference ${run}-x --app test/ledger/apps/app.ts`,
     );
     const again = await node([...strip, ...suggested!.split(' ')]);
     expect(again).toEqual({ code: 0, stdout: 'no deliveries match\n', stderr: '' });
   }, 60_000);
 
   it('says that an app whose ledger is in memory cannot be read by the command, and what to use', async () => {
-    const memory = await node(['--import', 'tsx', BIN, 'deliveries', 'list', '--app', 'test/ledger/memory-app.ts']);
+    const memory = await node(['--import', 'tsx', BIN, 'deliveries', 'list', '--app', 'test/ledger/apps/memory-app.ts']);
     expect(memory.code).toBe(2);
     expect(memory.stdout).toBe('');
     expect(memory.stderr).toMatch(

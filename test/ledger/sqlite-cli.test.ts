@@ -11,9 +11,9 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'payhook-sqlite-cli-'));
 const env = { LEDGER_SQLITE_PATH: join(dir, 'shop.db'), LEDGER_SECRET: 'whsec_sqlite_cli' };
 
-/** `payhook <args> --app test/ledger/sqlite-app.ts`, in a process of its own, as a merchant runs it on the machine. */
+/** `payhook <args> --app test/ledger/apps/sqlite-app.ts`, in a process of its own, as a merchant runs it on the machine. */
 async function payhook(args: string[]) {
-  const argv = ['--import', 'tsx', 'packages/core/bin/payhook.mjs', ...args, '--app', 'test/ledger/sqlite-app.ts'];
+  const argv = ['--import', 'tsx', 'packages/core/bin/payhook.mjs', ...args, '--app', 'test/ledger/apps/sqlite-app.ts'];
   try {
     return {
       code: 0,
@@ -31,10 +31,10 @@ async function payhook(args: string[]) {
 describe('the payhook command on a SQLite store', () => {
   const paid = createEvent('payment.success');
   const forged = createEvent('payment.success');
-  let app: typeof import('./sqlite-app.js');
+  let app: typeof import('./apps/sqlite-app.js');
   beforeAll(async () => {
     Object.assign(process.env, env);
-    app = await import('./sqlite-app.js');
+    app = await import('./apps/sqlite-app.js');
     expect((await app.receiver.handle(signedRequest(paid, { secret: env.LEDGER_SECRET }))).status).toBe(200);
     expect((await app.receiver.handle(signedRequest(paid, { secret: env.LEDGER_SECRET }))).status).toBe(200);
     expect((await app.receiver.handle(signedRequest(forged, { secret: 'whsec_not_it' }))).status).toBe(401);

@@ -10,8 +10,8 @@ import pg from 'pg';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = 'packages/core/bin/payhook.mjs';
 
-/** The `payhook` command as a merchant runs it, in its own process, on `app` (test/ledger/trust-app.ts); its exit code and output. */
-export async function payhook(args: string[], env: Record<string, string>, app = 'test/ledger/trust-app.ts') {
+/** The `payhook` command as a merchant runs it, in its own process, on `app` (test/ledger/apps/trust-app.ts); its exit code and output. */
+export async function payhook(args: string[], env: Record<string, string>, app = 'test/ledger/apps/trust-app.ts') {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', BIN, ...args, '--app', app], {
       cwd: root,

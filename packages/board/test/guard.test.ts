@@ -1,5 +1,5 @@
 // The guard on its own: what a post must carry and what a form may weigh. The board's HTTP tests
-// show it in place; these pin each rule. (The template tag is core's: packages/core/test/escape-text.test.ts.)
+// show it in place; these pin each rule. (The template tag is core's: packages/core/test/protocol/escape-text.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '@payhook/testing';
 import { MAX_FORM_BYTES, newToken, readForm, refusal, SECURITY_HEADERS, tokenCookie, tokenOf } from '../src/base/guard.js';

@@ -10,7 +10,7 @@ import { storeConformance } from '@payhook/testing/store';
 
 /**
  * The driver under test: better-sqlite3 (this file's import, the lowest or newest of the peer
- * range by the project, as test/peers.test.ts checks), or node:sqlite when PAYHOOK_SQLITE_DRIVER=node (the file run again on a
+ * range by the project, as test/repo/peers.test.ts checks), or node:sqlite when PAYHOOK_SQLITE_DRIVER=node (the file run again on a
  * Node that has it, by node-sqlite.test.ts).
  */
 const onNode = process.env.PAYHOOK_SQLITE_DRIVER === 'node';

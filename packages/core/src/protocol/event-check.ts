@@ -5,7 +5,7 @@ import { CURRENCY, CURRENCY_MESSAGE, MONEY, MONEY_MESSAGE } from './event-rules.
  * The payment event's shape (section 2.1), checked by hand: the receiver's path for every
  * delivery, with no schema library loaded. `paymentEventSchema` (./event-schema.ts) stays the
  * written schema, and the type comes from it; this is held to it by a property test over generated
- * payloads of every event (packages/core/test/event-check.test.ts): the same verdict, the same
+ * payloads of every event (packages/core/test/protocol/event-check.test.ts): the same verdict, the same
  * parsed value, and the same issues, path and message, in the same order.
  */
 

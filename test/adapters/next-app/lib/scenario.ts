@@ -39,7 +39,7 @@ export type LogLine =
 /**
  * The receiver of the scenario: its handler records each run, and runs and reports are appended
  * as JSON lines to `logFile`, which the tests read. What handlers do (throw, outlast the budget,
- * overlap) is the pipeline's business and is tested in packages/core/test/receiver.test.ts.
+ * overlap) is the pipeline's business and is tested in packages/core/test/running/receiver.test.ts.
  */
 export function scenarioReceiver(logFile: string | undefined, signatureHeader?: string, platform = false): Receiver {
   const write = (line: LogLine) => {
