@@ -44,7 +44,14 @@ const filled: Rule = (v) => text(v) ?? (v === '' ? 'Too small: expected string t
 function tooShort(v: unknown): string | undefined {
   if (typeof v === 'string' || v === null || v === undefined) return undefined;
   const length = (v as { length?: unknown }).length;
-  if (length === undefined || (length as number) >= 1) return undefined;
+  if (length === undefined) return undefined;
+  try {
+    if ((length as number) >= 1) return undefined;
+  } catch {
+    // A length that cannot become a number: JSON can shadow `valueOf` and `toString` with objects
+    // (`{"length":{"toString":{}}}`). zod throws a TypeError here; the field already has its issue.
+    return undefined;
+  }
   return Array.isArray(v) ? 'Too small: expected array to have >=1 items' : 'Too small: expected unknown to be >=1';
 }
 const matching =

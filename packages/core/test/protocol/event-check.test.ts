@@ -38,7 +38,14 @@ function same(a: unknown, b: unknown): boolean {
 const issuesOf = (issues: readonly { path: PropertyKey[]; message: string }[]) => issues.map(({ path, message }) => ({ path, message }));
 const reduced = (r: EventCheck) => (r.ok ? { ok: true, event: r.event } : { ok: false, issues: issuesOf(r.issues) });
 function zodAnswer(value: unknown) {
-  const r = paymentEventSchema.safeParse(value);
+  let r: ReturnType<typeof paymentEventSchema.safeParse>;
+  try {
+    r = paymentEventSchema.safeParse(value);
+  } catch {
+    // zod's min(1) throws on a length that cannot become a number (JSON can shadow valueOf and
+    // toString with objects); the hand check must refuse such a payload instead, and not throw.
+    return { threw: true } as const;
+  }
   return r.success ? { ok: true, event: r.data } : { ok: false, issues: issuesOf(r.error.issues) };
 }
 /** Checks a frozen copy of `value` both ways and expects the same answer; returns the hand check's, and the copy it saw. */
@@ -46,6 +53,10 @@ function expectAgreement(value: unknown): { hand: EventCheck; input: unknown } {
   const input = frozen(value);
   const hand = checkPaymentEvent(input);
   const [mine, zods] = [reduced(hand), zodAnswer(input)];
+  if ('threw' in zods) {
+    expect(hand.ok, 'zod threw: the hand check refuses').toBe(false);
+    return { hand, input };
+  }
   if (!same(mine, zods)) {
     expect(mine).toStrictEqual(zods); // shows the difference
     expect.fail(`the answers differ where toStrictEqual does not look (an own "constructor" key?)`);
@@ -228,6 +239,17 @@ describe('checkPaymentEvent answers as paymentEventSchema.safeParse does', () =>
     for (const json of texts) {
       const { hand } = expectAgreement(JSON.parse(json));
       expect(hand.ok && Object.keys(hand.event)).not.toContain('__proto__');
+    }
+  });
+
+  it('a field whose length JSON made unconvertible (its toString and valueOf objects) is refused, where zod throws', () => {
+    // fast-check found it (seed -1801207300): zod's min(1) compares the length with 1, which throws.
+    const { event: _, ...rest } = createEvent('payment.success');
+    for (const length of ['{"toString":{}}', '{"toString":{},"valueOf":{}}', '{"valueOf":1,"toString":[]}']) {
+      const value = JSON.parse(`{"event":{"length":${length}},${JSON.stringify(rest).slice(1)}`);
+      const hand = checkPaymentEvent(value);
+      expect(hand.ok).toBe(false);
+      expect(!hand.ok && hand.issues.map((i) => i.path.join('.'))).toContain('event');
     }
   });
 

@@ -133,6 +133,11 @@ describe('the receiver pipeline', () => {
       JSON.stringify(createEvent('payment.success')).replace('{', '{"constructor":{"prototype":{"polluted":1}},'),
     ],
     ['an array', '[1,2,3]'],
+    // A length that cannot become a number: zod threw on it, and the delivery was answered 500.
+    [
+      'an event whose length shadows toString',
+      JSON.stringify(createEvent('payment.success')).replace(/"event":"[^"]*"/, '"event":{"length":{"toString":{}}}'),
+    ],
   ])('answers 400 to %s with a valid signature', async (_, body) => {
     const { receiver, runs } = setup();
     const res = await receiver.handle(post(body, { 'x-service-signature': sign(body, secret) }));
