@@ -162,7 +162,7 @@ describe.skipIf(!pgUrl)('replay and dead letters, end to end through the payhook
     expect(plain.code).toBe(2);
     expect(plain.stdout).toBe('');
     expect(plain.stderr).toMatch(
-      /^\[@payhook\/core\] payhook: cannot load test\/ledger\/app\.ts: Node does not run TypeScript by itself \(Unknown file extension "\.ts" for .*\)\. Run the command through tsx/,
+      /^\[@payhook\/core\] payhook: cannot load test\/ledger\/apps\/app\.ts: Node does not run TypeScript by itself \(Unknown file extension "\.ts" for .*\)\. Run the command through tsx/,
     );
     expect(plain.stderr).not.toMatch(/ERR_UNKNOWN_FILE_EXTENSION|^\s+at /m);
     const suggested = /^ {2}node (.+)$/m.exec(plain.stderr)?.[1];
