@@ -80,12 +80,16 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'test'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'pg-boss-peer-app', private: true, type: 'module' }, null, 2));
   for (const file of ['contract.ts', 'pg-boss-engine.ts']) copyFileSync(join(root, 'test/queue', file), join(dir, 'test', file));
-  // The contract's one helper beside its published imports: the support module, at the same relative path.
+  // The contract's one helper beside its published imports, @payhook/test-support/wait: copied in,
+  // and named by the app's vitest config (below), as the workspace's alias names it.
   mkdirSync(join(dir, 'support'), { recursive: true });
   copyFileSync(join(root, 'test/support/wait.ts'), join(dir, 'support', 'wait.ts'));
   writeFileSync(join(dir, 'test', 'pg-boss.test.ts'), SPEC);
   // The workspace's timeouts (vitest.config.ts): a retry waits out pg-boss's backoff, in whole seconds.
-  writeFileSync(join(dir, 'vitest.config.js'), 'export default { test: { testTimeout: 20_000, hookTimeout: 30_000 } };\n');
+  writeFileSync(
+    join(dir, 'vitest.config.js'),
+    "export default { resolve: { alias: { '@payhook/test-support/wait': new URL('./support/wait.ts', import.meta.url).pathname } }, test: { testTimeout: 20_000, hookTimeout: 30_000 } };\n",
+  );
   writeFileSync(join(dir, 'types.ts'), TYPES);
   const tools = [`pg-boss@${PG_BOSS}`, 'pg@8.23.1', 'vitest@4.1.12', 'typescript@5.9.3', '@types/node@20.19.43'];
   await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...tarballs, ...tools], {
