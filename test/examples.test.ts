@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { merchants, SANDBOX_KEY, SECRET, start, type Started } from '@payhook/test-support/apps/reference-service';
 import { freePort, startExample, type ExampleName } from '@payhook/test-support/apps/examples';
+import { until } from '@payhook/test-support/wait';
 
 const MINUTE = 60_000;
 const BOARD_PASSWORD = 'board-pass';
@@ -88,6 +89,13 @@ describe.each(examples)('examples/%s end to end against the reference service', 
     await ref.service.clock.advance(0);
     expect(await order(merchantReference)).toMatchObject({ status: 'completed' });
 
+    // The ledger records a delivery after its answer (its writer loaded at the first record): a
+    // real condition, bounded, rather than one read that can come first.
+    await until(async () => (await (await board('/admin/payments')).text()).includes(`>${reference}<`), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      what: `the board to list ${reference}`,
+    });
     const list = await board('/admin/payments');
     expect(list.status).toBe(200);
     expect(await list.text()).toContain(`>${reference}<`);
