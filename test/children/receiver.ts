@@ -1,6 +1,6 @@
 /**
- * A receiver process for the multi-process and crash tests, run with `node --import tsx` so the
- * workspace packages resolve to their sources through tsconfig `paths`. Configured by env:
+ * A receiver process for the multi-process and crash tests, bundled from its sources (the workspace
+ * packages resolve through tsconfig `paths`) and run by Node: see startChild. Configured by env:
  *
  *   CHILD_STORE       redis | postgres | sqlite
  *   CHILD_URL         the Redis URL, Postgres connection string or SQLite file

@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const childFile = fileURLToPath(new URL('../children/receiver.ts', import.meta.url));
@@ -21,11 +25,67 @@ export interface ChildReceiver {
 /** Start test/children/receiver.ts in its own Node process; resolves once it listens. */
 export const startReceiver = (env: Record<string, string>): Promise<ChildReceiver> => startChild(childFile, env);
 
+/**
+ * Other packages stay outside the bundle, imported from the very file Node would load for them
+ * (native modules, engines that read files of their own); payhook's own packages resolve to their
+ * sources through the tsconfig's paths and are bundled.
+ */
+const packagesOutside: Plugin = {
+  name: 'packages-outside',
+  setup(b) {
+    b.onResolve({ filter: /^[^./#]/ }, async (args) => {
+      if (args.path.startsWith('@payhook/') || args.pluginData === packagesOutside) return undefined;
+      const found = await b.resolve(args.path, {
+        resolveDir: args.resolveDir,
+        kind: args.kind,
+        importer: args.importer,
+        pluginData: packagesOutside,
+      });
+      return found.errors.length > 0 ? { errors: found.errors } : { path: found.path, external: true };
+    });
+  },
+};
+
+let outDir: string | undefined;
+const bundles = new Map<string, Promise<string>>();
+
+/**
+ * A child's TypeScript `file` and the sources it imports, bundled into one JavaScript file once per
+ * test process. Started from it, a child is ready in less than half the time `--import tsx` takes
+ * (about 150 ms against 400 on a quiet machine, more under load), and the tests that kill and
+ * replace hundreds of children spend that time on their subject. Built from the sources each run, so
+ * a child never runs a stale dist/.
+ */
+export function bundled(file: string): Promise<string> {
+  let bundle = bundles.get(file);
+  if (!bundle) {
+    if (!outDir) {
+      const dir = mkdtempSync(join(tmpdir(), 'payhook-children-'));
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      outDir = dir;
+    }
+    const outfile = join(outDir, `${bundles.size}-${basename(file).replace(/\.ts$/, '.mjs')}`);
+    bundle = build({
+      entryPoints: [file],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      tsconfig: join(root, 'tsconfig.json'),
+      sourcemap: 'linked',
+      logLevel: 'silent',
+      plugins: [packagesOutside],
+    }).then(() => outfile);
+    bundles.set(file, bundle);
+  }
+  return bundle;
+}
+
 /** Start a child TypeScript `file` that prints `READY <port>` in its own Node process; resolves once it is ready. */
-export function startChild(file: string, env: Record<string, string>): Promise<ChildReceiver> {
-  // `--import tsx` runs TypeScript in this very process (the tsx CLI would add a wrapper process
-  // that a kill -9 would not reach), and tsx resolves @payhook/* through tsconfig paths.
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+export async function startChild(file: string, env: Record<string, string>): Promise<ChildReceiver> {
+  // Node itself runs the bundle, so a kill -9 reaches the very process that runs the child's code.
+  const child = spawn(process.execPath, ['--enable-source-maps', await bundled(file)], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -36,7 +96,7 @@ export function startChild(file: string, env: Record<string, string>): Promise<C
   const seen = new Set<string>();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  return new Promise((resolve, reject) => {
+  return await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`child ${file} did not start in 15 s:\n${err}`)), 15_000);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);

@@ -1,6 +1,6 @@
 /**
- * A web process that hands every event to the queue (see queue.ts for the queue's env), run with
- * `node --import tsx`. Also:
+ * A web process that hands every event to the queue (see queue.ts for the queue's env), bundled and
+ * run by Node (startChild). Also:
  *
  *   CHILD_SECRET      the webhook secret
  *   CHILD_LEASE_MS, CHILD_BUDGET_MS

@@ -1,5 +1,5 @@
 /**
- * A worker process on the queue (see queue.ts for the queue's env), run with `node --import tsx`. Also:
+ * A worker process on the queue (see queue.ts for the queue's env), run by Node (startChild). Also:
  *
  *   CHILD_RUN          the test run's id: effects are recorded under it in payhook_test_effects
  *   CHILD_EFFECT       transactional: one row per event, committed with the done record
