@@ -17,9 +17,6 @@ import { postgresStore } from '@payhook/store-postgres';
 import { sqliteStore } from '@payhook/store-sqlite';
 import Database from 'better-sqlite3';
 import { createEvent, signedRequest } from '@payhook/testing';
-import { createLedgerWriter } from '../packages/core/src/ledger/ledger-writer.js';
-import type { Trace } from '../packages/core/src/contracts/delivery.js';
-import { reportOf } from '../packages/core/src/observing/outcome.js';
 import { requirePostgres, requireRedis } from '@payhook/test-support/services';
 import { captureWaitUntil } from '@payhook/test-support/wait';
 
@@ -33,21 +30,27 @@ const MiB = 1024 * 1024;
 // A 1 MiB body that JSON would escape six times over: control characters.
 const body = new Uint8Array(MiB).fill(0x01);
 
-/** 30 honest records and one the store refuses (reference 'poison'), written by the receiver's writer as one batch. */
-async function oneBadRecord(ledger: Ledger) {
+/** An unsigned delivery: refused with 401 without the store, its record (names read from the small body) written after. */
+const unsigned = (payload: unknown) => new Request('http://x/', { method: 'POST', body: JSON.stringify(payload) });
+
+/**
+ * 30 honest records and one the store refuses (reference 'poison'), written by the receiver's
+ * ledger writer as one batch: unsigned deliveries are answered without a round trip to the store,
+ * so all 31 are answered before the writer's next turn.
+ */
+async function oneBadRecord(store: Store) {
   const lines: string[] = [];
-  const writer = createLedgerWriter(ledger, { write: (_l: string, _f: unknown, m: string) => void lines.push(m) } as never, Date.now);
-  const t = Date.now();
+  const logger = (level: string, _fields: unknown, message: string) => void (level === 'error' && lines.push(message));
+  const receiver = createReceiver({ secret, store, logger });
+  const { waitUntil, settled } = captureWaitUntil();
   const run = randomUUID().slice(0, 8);
   const refs = Array.from({ length: 31 }, (_, i) => (i === 12 ? 'poison' : `honest-${run}-${i}`));
-  const ids = refs.map((_, i) => `${t.toString(36).padStart(11, '0')}-${i.toString(36).padStart(4, '0')}-${run}`);
-  refs.forEach((reference, i) => {
-    const trace: Trace = { id: ids[i]!, receivedAt: t, source: 'webhook', body: '{}', verified: true };
-    writer.answered(trace, { ...reportOf('processed'), reference, event: 'payment.success' });
-  });
-  await writer.idle();
-  const kept = await Promise.all(ids.map(async (id) => (await ledger.get(id)) !== undefined));
-  return { lines, honest: kept.filter((k, i) => i !== 12 && k).length, poison: kept[12] };
+  for (const reference of refs)
+    expect((await receiver.handle(unsigned({ event: 'payment.success', reference }), { waitUntil })).status).toBe(401);
+  await settled();
+  // Read as one list: the store may refuse a query by the poisoned reference itself.
+  const kept = new Set((await store.ledger!.list({ limit: 100 })).map((e) => e.reference));
+  return { lines, honest: refs.filter((r, i) => i !== 12 && kept.has(r)).length, poison: kept.has('poison') };
 }
 
 /** A flood of unsigned 1 MiB bodies through a receiver; the accepted record and the open dead letter before it stay. */
@@ -115,7 +118,7 @@ describe.skipIf(!redisUrl)('redis: the ledger behind a public endpoint', () => {
   it('writes the rest of a batch when Redis refuses one record (an index key of the wrong type)', async () => {
     const { prefix, store } = open(true);
     await redis.set(`${prefix}{ledger}:ref:poison`, 'not a sorted set');
-    const { lines, honest, poison } = await oneBadRecord(store.ledger!);
+    const { lines, honest, poison } = await oneBadRecord(store);
     expect({ honest, poison }).toEqual({ honest: 30, poison: false });
     expect(lines).toEqual([
       expect.stringMatching(
@@ -180,7 +183,7 @@ describe.skipIf(!pgUrl)('postgres: the ledger behind a public endpoint', () => {
     const { table, store } = open(true);
     await store.createTable();
     await pool.query(`alter table ${table}_ledger add constraint no_poison check (reference is distinct from 'poison')`);
-    const { lines, honest, poison } = await oneBadRecord(store.ledger!);
+    const { lines, honest, poison } = await oneBadRecord(store);
     expect({ honest, poison }).toEqual({ honest: 30, poison: false });
     expect(lines).toEqual([
       expect.stringMatching(
@@ -205,18 +208,10 @@ describe.skipIf(!pgUrl)('postgres: the ledger behind a public endpoint', () => {
         },
       ]),
     ).rejects.toThrow(/index row|btree/i);
-    const writer = createLedgerWriter(store.ledger!, { write() {} } as never, Date.now);
-    writer.answered(
-      {
-        id: `${t.toString(36).padStart(11, '0')}-0000-cut`,
-        receivedAt: t,
-        source: 'webhook',
-        body: JSON.stringify({ reference: long }),
-        verified: false,
-      },
-      reportOf('unauthorized'),
-    );
-    await writer.idle();
+    const receiver = createReceiver({ secret, store, logger: quiet });
+    const { waitUntil, settled } = captureWaitUntil();
+    expect((await receiver.handle(unsigned({ reference: long }), { waitUntil })).status).toBe(401);
+    await settled();
     expect((await store.ledger!.list({ reference: `${long.slice(0, 127)}…` })).length).toBe(1);
   });
 
@@ -276,7 +271,7 @@ describe('sqlite: the ledger behind a public endpoint', () => {
       `CREATE TRIGGER poison BEFORE INSERT ON payhook_deliveries_ledger WHEN NEW.reference = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned record'); END`,
     );
     db.close();
-    const { lines, honest, poison } = await oneBadRecord(store.ledger!);
+    const { lines, honest, poison } = await oneBadRecord(store);
     expect({ honest, poison }).toEqual({ honest: 30, poison: false });
     expect(lines).toEqual([
       expect.stringMatching(
