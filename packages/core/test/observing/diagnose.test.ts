@@ -1,11 +1,15 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEvent, signedBody } from '@payhook/testing';
-import { createReceiver, sign, type DeliveryReport, type ReceiverOptions } from '../../src/index.js';
+import { bodyArb, FUZZ_SEED, fuzzRuns } from '@payhook/test-support/hostile-bodies';
+import { createReceiver, createVerifier, sign, type DeliveryReport, type ReceiverOptions } from '../../src/index.js';
 import { adapterOf } from '../../src/adapter.js';
-import { headerDefect } from '../../src/observing/diagnose.js';
+import { createDiagnosis, headerDefect } from '../../src/observing/diagnose.js';
 
 const secret = 'whsec_diagnose_test';
 const url = 'http://127.0.0.1/webhooks';
+/** The receiver fuzz's secret (test/security/fuzz/cases.ts), for the same cases. */
+const FUZZ_SECRET = 'whsec_fuzz_secret_value';
 
 /** A receiver whose log lines are kept, and a way to post raw bytes with any signature header. */
 function setup(options: Partial<ReceiverOptions> = {}) {
@@ -121,5 +125,23 @@ describe('why a signature was refused: in the log and the report, never in the a
     expect(r.status).toBe(200);
     expect(r.line).toMatchObject({ level: 'info', fields: { outcome: 'processed', secretIndex: 1, attempt: 1 } });
     expect(r.line.fields.durationMs).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("the diagnosis under fuzz (the receiver fuzz's bodies, test/security/fuzz/)", () => {
+  it(`${fuzzRuns(0.05)} hostile bodies through the signature diagnosis, its budget never spent: it never throws and never says more than mismatch`, async () => {
+    // The receiver examines 5 refusals a minute; here every call is in a minute of its own.
+    let minute = 0;
+    const verify = createVerifier(FUZZ_SECRET);
+    const diagnose = createDiagnosis({ secrets: [FUZZ_SECRET], mode: 'live', verify, now: () => (minute += 60_000) });
+    await fc.assert(
+      fc.asyncProperty(bodyArb, fc.stringMatching(/^[0-9a-f]{64}$/), async ({ body }, hex) => {
+        const d = await diagnose({ ok: false, reason: 'mismatch' }, { body, header: `sha256=${hex}` });
+        expect(d.reason).toBe('mismatch');
+        for (const hint of d.hints ?? []) expect(['re-serialised', 'mode']).toContain(hint);
+      }),
+      // The fuzz's seed plus 3: the cases it ran when it lived in the receiver fuzz.
+      { seed: FUZZ_SEED + 3, numRuns: fuzzRuns(0.05) },
+    );
   });
 });
