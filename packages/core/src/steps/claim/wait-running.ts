@@ -1,4 +1,4 @@
-import { attempt, isPromise } from '../../base/maybe-async.js';
+import { andThen, attempt } from '../../base/maybe-async.js';
 import type { StoreWatch } from '../../storage/key-watches.js';
 import type { ClaimResult } from '../../storage/store-contract.js';
 import type { RunSettings } from '../run-settings.js';
@@ -30,14 +30,15 @@ export function waitForRunning(s: RunSettings, key: string, end: number, stopped
   );
 }
 
-/** Claim again, or `fallback` if the store fails. */
+/** Claim again, or `fallback` if the store fails. Off the hot path: only a copy that waits claims again. */
 function claimAgain(s: RunSettings, key: string, fallback: ClaimResult, then: (c: ClaimResult) => void): void {
-  const claim = attempt(
-    () => s.ops.claim(key, s.leaseMs),
-    () => fallback,
+  void andThen(
+    attempt(
+      () => s.ops.claim(key, s.leaseMs),
+      () => fallback,
+    ),
+    then,
   );
-  if (isPromise(claim)) void claim.then(then);
-  else then(claim);
 }
 
 function pollRunning(s: RunSettings, key: string, end: number, stopped: () => boolean, first: ClaimResult): Promise<ClaimResult> {
