@@ -141,12 +141,6 @@ for (const name of fs.readdirSync(packagesDir).sort()) {
 // stores, faults, runtimes, release), the examples' and bench/ share code only through
 // @payhook/test-support (test/support), never by a relative path into each other; and only a
 // package's own tests reach into its src/ (the others import what it publishes).
-const TEST_SRC_EXCEPTIONS = {
-  // Left for issue 55's next step, each to move into the package it tests once split from what
-  // else it covers: the ledger writer's limits on the real stores, and the fuzz suite's diagnosis case.
-  'test/ledger-public-endpoint.test.ts': 'packages/core/src',
-  'test/security/fuzz.test.ts': 'packages/core/src',
-};
 const zoneOf = (file) => {
   const r = rel(file).split(path.sep).join('/');
   let m;
@@ -179,7 +173,7 @@ for (const file of testRoots.filter((d) => fs.existsSync(d)).flatMap((d) => test
     if (to === undefined || to === from) continue;
     if (to === 'test/support') problems.push(`test import: ${rel(file)} -> ${spec}: import '@payhook/test-support/…' instead`);
     else if (to.endsWith('/src')) {
-      if (to !== from.replace(/\/test$/, '/src') && TEST_SRC_EXCEPTIONS[rel(file)] !== to)
+      if (to !== from.replace(/\/test$/, '/src'))
         problems.push(
           `test import: ${rel(file)} -> ${spec}: another package's src/; import what it publishes, or move the suite into that package`,
         );
