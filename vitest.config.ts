@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { slowFirst } from './test/support/slow-first.js';
 
 const require = createRequire(import.meta.url);
 
@@ -55,6 +56,24 @@ const ALONE = [
   'test/ledger/load.test.ts',
 ];
 
+/** The files that take longest in their tier, longest first, measured on fresh-clone runs: they start first (slow-first.ts). */
+const SLOWEST = [
+  'test/runtimes/next.test.ts',
+  'test/release/release.test.ts',
+  'test/release/exports.test.ts',
+  'test/release/vitest-peers.test.ts',
+  'test/release/pg-boss-peers.test.ts',
+  'test/examples.test.ts',
+  'test/adapters/next.test.ts',
+  'test/board/browser.test.ts',
+  'test/queue/conformance.test.ts',
+  'test/faults/partition.test.ts',
+  'test/queue/kill-worker.test.ts',
+  'test/faults/postgres-failover.test.ts',
+  'test/faults/queue-failover.test.ts',
+  'test/faults/redis-failover.test.ts',
+];
+
 // Tests import the packages' sources, so a test run never depends on a stale dist/ (also used by vitest.unit.config.ts).
 export const alias = [
   { find: /^@payhook\/core\/(node|api|otel|queue|store|lifecycle|verify)$/, replacement: `${packages}core/src/$1.ts` },
@@ -79,6 +98,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // The run ends by naming every suite skipped for want of Redis, PostgreSQL or Chromium (issue 57).
     reporters: ['default', './test/support/skipped-reporter.ts'],
+    sequence: { sequencer: slowFirst(SLOWEST) },
     projects: [
       // Everything but the files below, on the newest major of every peer (the versions in
       // package.json), two files at a time: most wait on sockets, servers and child processes.
