@@ -48,7 +48,8 @@ const FAULTS = [
  * a time once everything else is done (issue 38), so that no other file makes the noise they measure.
  */
 const ALONE = [
-  'test/security/{slowloris,load,refusal-flood,rate-limit,idempotency-race}.test.ts',
+  'test/security/{slowloris,load,refusal-flood}.test.ts',
+  'packages/reference/test/security/{rate-limit,idempotency-race}.test.ts',
   'test/security/fuzz/*.test.ts',
   'test/processes/multi-process.test.ts',
   'test/queue/load.test.ts',

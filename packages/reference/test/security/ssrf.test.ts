@@ -1,12 +1,12 @@
 import type { LookupAddress } from 'node:dns';
 import { createReferenceService } from '@payhook/reference';
 import { afterEach, describe, expect, it } from 'vitest';
-import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../src/delivery/callback-url.js';
-import { createClock } from '../src/domain/clock.js';
-import { createDispatcher, type Delivery } from '../src/delivery/dispatcher.js';
-import { createFaults } from '../src/delivery/faults.js';
-import type { Merchant } from '../src/domain/merchants.js';
-import { createTransactionStore } from '../src/domain/transactions.js';
+import { callbackUrlProblem, classifyAddress, resolveCallbackTarget } from '../../src/delivery/callback-url.js';
+import { createClock } from '../../src/domain/clock.js';
+import { createDispatcher, type Delivery } from '../../src/delivery/dispatcher.js';
+import { createFaults } from '../../src/delivery/faults.js';
+import type { Merchant } from '../../src/domain/merchants.js';
+import { createTransactionStore } from '../../src/domain/transactions.js';
 import { merchants, receiver, SECRET, start, validInput, type Receiver } from '@payhook/test-support/apps/reference-service';
 
 const cleanup: (() => unknown)[] = [];

@@ -18,7 +18,7 @@ import {
   validInput,
 } from '@payhook/test-support/apps/reference-service';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = fileURLToPath(new URL('../../../..', import.meta.url));
 const KEYS = [SANDBOX_KEY, OTHER_KEY, LIVE_KEY, READ_ONLY_KEY, REVOKED_KEY];
 /** The part after the prefix: what must never appear, however the key is quoted or cut. */
 const secretPart = (key: string) => key.replace(/^sk_(test|live)_/, '');
@@ -36,7 +36,13 @@ describe('API keys are never stored or shown in plain text', () => {
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     const child = spawn(
       process.execPath,
-      ['--expose-gc', '--import', 'tsx', join(root, 'test/security/api-key-heap-child.ts'), join(dir, 'service.heapsnapshot')],
+      [
+        '--expose-gc',
+        '--import',
+        'tsx',
+        join(root, 'packages/reference/test/security/api-key-heap-child.ts'),
+        join(dir, 'service.heapsnapshot'),
+      ],
       {
         cwd: root,
         stdio: ['ignore', 'pipe', 'pipe'],
