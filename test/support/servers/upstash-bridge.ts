@@ -7,7 +7,7 @@ import { Redis, ReplyError } from 'ioredis';
  * serverless-redis-http) does: `POST /` with a command as a JSON array and `POST /pipeline` with an
  * array of them, behind `Authorization: Bearer <token>`; with `Upstash-Encoding: base64`, every
  * string in a reply is base64-encoded but a plain `OK`.
- * docs/decisions.md says what it leaves out.
+ * docs/decisions/stores.md ("What the REST bridge leaves out") says what it leaves out.
  */
 export interface UpstashBridge {
   url: string;

@@ -11,7 +11,7 @@ const ATTEMPTS = 100;
 export const finalOutcome = (e: LedgerEntry) => e.late?.outcome ?? e.outcome;
 
 /**
- * The rule (docs/decisions.md, issue 51): a failure of ours (not a refusal, whose reference is the
+ * The rule (docs/decisions/board.md, issue 51): a failure of ours (not a refusal, whose reference is the
  * sender's word) that ended red (4xx, 5xx, rejected) reads as resolved once a later attempt of
  * the same payment and event (account, reference and event name alike) ended settled and green:
  * processed, queued, duplicate or ignored.

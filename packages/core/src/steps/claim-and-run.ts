@@ -196,7 +196,7 @@ function runHandlersAndComplete(
     return threw(s, ctx, fields, error);
   }
   // One turn after the last handler settles, the done record is written. Through the helper:
-  // measured within the noise of the hand-written branch it replaced (docs/decisions.md, issue 55).
+  // measured within the noise of the hand-written branch it replaced (docs/decisions/house.md, issue 55).
   return andThen(
     ran,
     () => complete(s, ctx, 'ok', fields),

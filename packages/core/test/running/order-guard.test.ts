@@ -21,7 +21,7 @@ const HOUR = 60 * MINUTE;
 /*
  * The ordering guard counts an earlier event as run once it happened before the store's memory:
  * its done record may be gone. The store's clock and the service's may disagree, so the edge has a
- * margin (docs/decisions.md, "Ordering on the service's truth"): a tenth of the retention, at most
+ * margin (docs/decisions/service-and-reference.md, "Ordering on the service's truth"): a tenth of the retention, at most
  * an hour. An earlier event within the margin of the edge counts as forgotten too; one past it,
  * well within the retention, is waited for. Here the success's time is the payload's paidAt (hold,
  * no client), on a manual clock the receiver and its store share.
