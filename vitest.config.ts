@@ -39,7 +39,7 @@ const newest = {
  * little, where the 2-worker run before them would crowd its deadlines.
  */
 const FAULTS = [
-  'test/faults/**/*.test.ts',
+  'test/faults/!(postgres-failover).test.ts',
   'test/processes/{crash,store-down,waiting-copies}.test.ts',
   'test/queue/{kill-web,kill-worker}.test.ts',
 ];
@@ -48,6 +48,9 @@ const FAULTS = [
  * a time once everything else is done (issue 38), so that no other file makes the noise they measure.
  */
 const ALONE = [
+  // Beside another fault file, a receiver once missed the log line that names the reconcile after
+  // a failover early in its life (its first read of the primary's identity had not come back).
+  'test/faults/postgres-failover.test.ts',
   'test/security/{slowloris,load,refusal-flood}.test.ts',
   'packages/reference/test/security/{rate-limit,idempotency-race}.test.ts',
   'test/security/fuzz/*.test.ts',
