@@ -36,7 +36,7 @@ const newest = {
  * The files whose subject is a server's faults (kill -9, restarts, failovers, partitions): they run
  * after everything else, two at a time (issue 55). Each starts its own servers and children and
  * counts effects; most of its time is spent waiting out a fault, so a second one beside it costs it
- * little, where the 2-worker run before them would crowd its deadlines.
+ * little, where the main tier's three files at a time would crowd its deadlines.
  */
 const FAULTS = [
   'test/faults/!(postgres-failover).test.ts',
@@ -105,7 +105,7 @@ export default defineConfig({
     sequence: { sequencer: slowFirst(SLOWEST) },
     projects: [
       // Everything but the files below, on the newest major of every peer (the versions in
-      // package.json), two files at a time: most wait on sockets, servers and child processes.
+      // package.json), three files at a time on two cores: most wait on sockets, servers and child processes.
       {
         extends: true,
         test: {
