@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { slowFirst } from './test/support/slow-first.js';
+import { slowFirst } from './test/support/run/slow-first.js';
 
 const require = createRequire(import.meta.url);
 
@@ -60,7 +60,7 @@ const ALONE = [
   'test/ledger/load.test.ts',
 ];
 
-/** The files that take longest in their tier, longest first, measured on fresh-clone runs: they start first (slow-first.ts). */
+/** The files that take longest in their tier, longest first, measured on fresh-clone runs: they start first (test/support/run/slow-first.ts). */
 const SLOWEST = [
   'test/runtimes/next.test.ts',
   'test/release/release.test.ts',
@@ -101,7 +101,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // The run ends by naming every suite skipped for want of Redis, PostgreSQL or Chromium (issue 57).
-    reporters: ['default', './test/support/skipped-reporter.ts'],
+    reporters: ['default', './test/support/run/skipped-reporter.ts'],
     sequence: { sequencer: slowFirst(SLOWEST) },
     projects: [
       // Everything but the files below, on the newest major of every peer (the versions in

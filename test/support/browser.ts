@@ -2,7 +2,7 @@
 // when its absence skips or fails, and the flags it needs on this machine's closed network.
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
-import { warnSkipped } from './skipped.js';
+import { warnSkipped } from './run/skipped.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const present = existsSync(CHROMIUM);

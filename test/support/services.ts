@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { warnSkipped } from './skipped.js';
+import { warnSkipped } from './run/skipped.js';
 
 /** The Redis the store tests use. */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

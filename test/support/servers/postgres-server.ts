@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
-import { warnSkipped } from '../skipped.js';
+import { warnSkipped } from '../run/skipped.js';
 
 const run = promisify(execFile);
 const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';

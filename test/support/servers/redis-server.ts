@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
-import { warnSkipped } from '../skipped.js';
+import { warnSkipped } from '../run/skipped.js';
 
 const required = process.env.PAYHOOK_REQUIRE_SERVICES === '1';
 

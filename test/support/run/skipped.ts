@@ -1,5 +1,5 @@
 // One way a suite says it skips because a service is missing, so that the run's last lines can
-// count it (test/support/skipped-reporter.ts reads these lines) instead of a green line hiding it.
+// count it (test/support/run/skipped-reporter.ts reads these lines) instead of a green line hiding it.
 
 /** What a suite may find missing. */
 export type Service = 'Redis' | 'PostgreSQL' | 'Chromium';
