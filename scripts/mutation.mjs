@@ -29,7 +29,7 @@ if (!reportOnly) {
   }
 }
 
-/** Each file of a group must reach this score; its survivors each have a written reason in docs/testing.md. */
+/** Each file of a group must reach this score; its survivors each have a written reason in docs/guides/testing/README.md. */
 const FLOOR = 90;
 
 /** Stryker's mutation-testing-report-schema statuses, counted per file (the hand mutants' report has the same shape). */
@@ -63,7 +63,7 @@ const width = Math.max(...rows.map((r) => r.file.length));
 console.log(`\n${'file'.padEnd(width)}  mutants  killed  survived  no cover   score`);
 for (const r of rows) {
   console.log(
-    `${r.file.padEnd(width)}  ${String(r.mutants).padStart(7)}  ${String(r.killed).padStart(6)}  ${String(r.survived).padStart(8)}  ${String(r.noCoverage).padStart(8)}  ${r.score.toFixed(1).padStart(5)}%${r.score < FLOOR ? '  below 90%: docs/testing.md must say why each survivor may stay' : ''}`,
+    `${r.file.padEnd(width)}  ${String(r.mutants).padStart(7)}  ${String(r.killed).padStart(6)}  ${String(r.survived).padStart(8)}  ${String(r.noCoverage).padStart(8)}  ${r.score.toFixed(1).padStart(5)}%${r.score < FLOOR ? '  below 90%: docs/guides/testing/README.md must say why each survivor may stay' : ''}`,
   );
 }
 process.exit(failed ? 1 : 0);

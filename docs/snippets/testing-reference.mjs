@@ -1,4 +1,4 @@
-// docs/testing.md, "startReferenceService": the reference service delivers a payment five times
+// docs/guides/testing/README.md, "startReferenceService": the reference service delivers a payment five times
 // to a receiver on node:http, and the handler runs once. Plain JavaScript for Node 20 or newer:
 // `node docs/snippets/testing-reference.mjs` where @payhook/testing and @payhook/core are installed.
 import assert from 'node:assert/strict';

@@ -151,7 +151,7 @@ describe("release check: the README's Express quickstart, installed from the tar
     // The README's block as written; the app's `orders` and a line saying which port it got.
     const app = [
       "import { orders } from './orders.mjs';",
-      readmeBlock('**Express 4 and 5**'),
+      readmeBlock('### Express'),
       "server.on('listening', () => console.log(JSON.stringify({ port: (server.address() as { port: number }).port })));",
     ].join('\n');
     writeFileSync(join(project.dir, 'quickstart.mts'), app);
@@ -239,7 +239,7 @@ function start(command: string, args: string[], env: Record<string, string> = {}
   return { child, lines, line };
 }
 
-describe('release check: docs/testing.md, as a plain .mjs test on Node 20', () => {
+describe('release check: docs/guides/testing/README.md, as a plain .mjs test on Node 20', () => {
   it('runs the reference-service example with plain node, from the tarballs', async () => {
     copyFileSync(join(root, 'docs/snippets/testing-reference.mjs'), join(project.dir, 'testing-reference.mjs'));
     const { stdout } = await run(process.execPath, ['testing-reference.mjs'], { cwd: project.dir, env: outside, timeout: 60_000 });

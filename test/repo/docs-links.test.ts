@@ -102,7 +102,7 @@ describe('Markdown links', () => {
     const readme = resolve(root, 'README.md');
     expect(problemOf(readme, 'https://example.com/x')).toBeNull();
     expect(problemOf(readme, '#options')).toBeNull();
-    expect(problemOf(readme, 'docs/testing.md#matchers-vitest-and-jest')).toBeNull();
+    expect(problemOf(readme, 'docs/guides/testing/README.md#matchers-vitest-and-jest')).toBeNull();
     expect(problemOf(readme, '../shared/payment-service-interface.md')).toBe('points outside the repository');
     expect(problemOf(readme, 'docs/missing.md')).toMatch(/does not exist/);
   });

@@ -1,4 +1,4 @@
-// The complete test of docs/testing.md ("A retry storm against an app"). A test in
+// The complete test of docs/guides/testing/README.md ("A retry storm against an app"). A test in
 // guide.test.ts checks that the guide shows exactly this file, so the two cannot drift apart.
 import express from 'express';
 import { expect, it } from 'vitest';
