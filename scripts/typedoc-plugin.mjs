@@ -1,0 +1,52 @@
+// The API reference's two rules that typedoc.json cannot say (issue 56), loaded by its `plugin`.
+// 1. Each entry is named as it is imported: packages/core/src/otel.ts is `@payhook/core/otel`,
+//    a package's src/index.ts its bare name; an entry that its package.json does not export fails.
+// 2. The members of a value's own shape (an `as const` table's rows, a zod schema's fields, written
+//    as object literals) need no comment each: the value's comment says what they are. Every member
+//    of a declared type (interface, type alias, class) still needs one, as does every export.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Converter, ReflectionKind } from 'typedoc';
+import ts from 'typescript';
+
+/** The import specifier of an entry's source file, or an error naming what is wrong. */
+function specifierOf(fileName) {
+  const match = /^(.*)\/src\/(.+)\.ts$/.exec(fileName.replaceAll(path.sep, '/'));
+  if (!match) return { error: `${fileName} is not a package's src/ file` };
+  const pkg = JSON.parse(fs.readFileSync(path.join(match[1], 'package.json'), 'utf8'));
+  const subpath = match[2] === 'index' ? '.' : `./${match[2]}`;
+  if (!pkg.exports?.[subpath]) return { error: `${pkg.name}'s package.json exports no ${subpath} (${fileName})` };
+  return { name: subpath === '.' ? pkg.name : `${pkg.name}/${match[2]}` };
+}
+
+/** Whether a symbol is only ever written as an object literal's property (a value's, not a type's). */
+const isValueMember = (symbol) =>
+  (symbol?.declarations?.length ?? 0) > 0 &&
+  symbol.declarations.every((d) => ts.isPropertyAssignment(d) || ts.isShorthandPropertyAssignment(d) || ts.isMethodDeclaration(d));
+
+/** @param {import('typedoc').Application} app */
+export function load(app) {
+  const valueMembers = new Set();
+
+  app.converter.on(Converter.EVENT_CREATE_DECLARATION, (context, reflection) => {
+    if (reflection.kindOf(ReflectionKind.Property | ReflectionKind.Method) && reflection.parent?.kindOf(ReflectionKind.TypeLiteral)) {
+      if (isValueMember(context.getSymbolFromReflection(reflection))) valueMembers.add(reflection);
+    }
+  });
+
+  app.converter.on(Converter.EVENT_RESOLVE_BEGIN, (context) => {
+    for (const mod of context.project.getChildrenByKind(ReflectionKind.Module)) {
+      const fileName = context.project.getSymbolIdFromReflection(mod)?.fileName;
+      const found = fileName ? specifierOf(fileName) : { error: `no source file for the module ${mod.name}` };
+      if (found.error) app.logger.error(found.error);
+      else mod.name = found.name;
+    }
+  });
+
+  app.converter.on(Converter.EVENT_RESOLVE_END, () => {
+    // Under a parameter nothing is checked, and a name listed but never checked is itself a warning.
+    const underParameter = (r) => r.parent && (r.parent.kindOf(ReflectionKind.Parameter) || underParameter(r.parent));
+    const names = [...valueMembers].filter((r) => !r.hasComment() && !underParameter(r)).map((r) => r.getFriendlyFullName());
+    app.options.setValue('intentionallyNotDocumented', [...app.options.getValue('intentionallyNotDocumented'), ...new Set(names)]);
+  });
+}
