@@ -1,8 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createReceiver, type PaymentEvent } from '@payhook/core';
 import { toNodeListener } from '@payhook/core/node';
 import type { Browser, Page } from 'playwright-core';
@@ -10,8 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, runBrowserTests } from '@payhook/test-support/browser';
 import { merchants, receiver, SECRET, start, validInput, type Receiver, type Started } from '@payhook/test-support/apps/reference-service';
 
-/** Screenshots for a person to look at; never committed. */
-export const SCREENSHOTS = join(tmpdir(), 'payhook-screenshots');
+/** The checkout page and the dashboard: into docs/ when asked (PAYHOOK_SCREENSHOTS=1, for the guides), else a temporary folder. */
+export const SCREENSHOTS =
+  process.env.PAYHOOK_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../../../docs/reference/', import.meta.url))
+    : mkdtempSync(join(tmpdir(), 'payhook-reference-shots-'));
 
 describe.runIf(runBrowserTests)('checkout page and dashboard in headless Chromium', () => {
   let browser: Browser;
