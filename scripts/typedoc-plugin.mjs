@@ -4,6 +4,9 @@
 // 2. The members of a value's own shape (an `as const` table's rows, a zod schema's fields, written
 //    as object literals) need no comment each: the value's comment says what they are. Every member
 //    of a declared type (interface, type alias, class) still needs one, as does every export.
+// 3. A field of an object type written inline as a documented property's type (`live?: { intervalMs?:
+//    number }`) or a documented function's result is described by that comment; a method there
+//    still needs its own.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Converter, ReflectionKind } from 'typedoc';
@@ -43,7 +46,20 @@ export function load(app) {
     }
   });
 
-  app.converter.on(Converter.EVENT_RESOLVE_END, () => {
+  /** Whether a reflection is a field of an inline object type whose holder (a property, a function's return) says what it is. */
+  const describedByHolder = (r) => {
+    if (!r.kindOf(ReflectionKind.Property) || !r.parent?.kindOf(ReflectionKind.TypeLiteral)) return false;
+    for (let holder = r.parent; holder; holder = holder.parent) {
+      if (holder.kindOf(ReflectionKind.TypeLiteral)) continue;
+      if (!holder.kindOf(ReflectionKind.Property | ReflectionKind.SomeSignature | ReflectionKind.FunctionOrMethod)) return false;
+      if (holder.hasComment()) return true;
+      if (holder.kindOf(ReflectionKind.Property)) return describedByHolder(holder);
+    }
+    return false;
+  };
+
+  app.converter.on(Converter.EVENT_RESOLVE_END, (context) => {
+    for (const r of Object.values(context.project.reflections)) if (describedByHolder(r)) valueMembers.add(r);
     // Under a parameter nothing is checked, and a name listed but never checked is itself a warning.
     const underParameter = (r) => r.parent && (r.parent.kindOf(ReflectionKind.Parameter) || underParameter(r.parent));
     const names = [...valueMembers].filter((r) => !r.hasComment() && !underParameter(r)).map((r) => r.getFriendlyFullName());

@@ -7,9 +7,11 @@ import { accountLedger } from '@payhook/core/store';
 import { notAllowed, notFound, ROUTES } from './routes.js';
 import { viewerOf } from './base/scope.js';
 
+/** The board, as `createBoard` makes it: a web-standard handler and the path it is mounted at. */
 export interface Board {
   /** The web-standard handler: every request under `basePath`. Hono, Next's App Router, Bun, Deno and workers call it as it is. */
   fetch(request: Request): Promise<Response>;
+  /** The mount path, as `createBoard` was given it (no trailing slash): `nodeBoard` and `fastifyBoard` mount under it. */
   readonly basePath: string;
 }
 

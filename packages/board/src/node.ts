@@ -22,11 +22,14 @@ export function nodeBoard(board: Board): (req: IncomingMessage, res: ServerRespo
 
 /** The parts of a Fastify 4 or 5 instance the mount uses, so that the board needs no fastify of its own. */
 export interface FastifyBoardInstance {
+  /** Removes the content-type parsers, in the board's own context only. */
   removeAllContentTypeParsers(): void;
+  /** Adds a content-type parser: the board's hands every request's stream on unread. */
   addContentTypeParser(
     type: string,
     parser: (request: unknown, payload: IncomingMessage, done: (error: null, body?: unknown) => void) => void,
   ): void;
+  /** Routes every method at the path to the handler. */
   all(path: string, handler: (request: FastifyBoardRequest, reply: FastifyBoardReply) => Promise<void>): unknown;
 }
 interface FastifyBoardRequest {

@@ -17,11 +17,13 @@ import { createProvidersApi, type ProvidersApi } from './providers.js';
 import type { Priority, RateLimiter } from './rate-limiter.js';
 import { createTransport } from './transport.js';
 
+/** What `createClient` takes: the API key and the service's origin; the rest have defaults. */
 export interface ClientOptions {
   /** `sk_test_…` (sandbox) or `sk_live_…` (live). */
   apiKey: string;
   /** The service's origin, without `/v1`. */
   baseUrl: string;
+  /** The fetch to send with (for a proxy's agent, or a fake in tests). Default: the global `fetch`. */
   fetch?: typeof fetch;
   /** Per attempt. Default 10,000 ms. */
   timeoutMs?: number;
@@ -35,9 +37,11 @@ export interface ClientOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** The typed client `createClient` makes: its calls throw `PaymentServiceError` on any failure. */
 export interface Client {
   /** `sandbox` for a `sk_test_` key, `live` for a `sk_live_` key. */
   readonly mode: Mode;
+  /** The transaction endpoints (section 4). */
   transactions: {
     /** Create a transaction. Always sends an idempotency key (a new UUID unless given) and reuses it on its own retries. */
     initialize(input: InitializeInput, options?: { idempotencyKey?: string }): Promise<InitializeResult>;
@@ -45,6 +49,7 @@ export interface Client {
     verify(reference: string): Promise<Transaction>;
     /** Cancel a pending or processing transaction; resolves on any 2xx (the service answers 204). Not retried on 5xx: a cancel may have happened. */
     cancel(reference: string): Promise<void>;
+    /** The transaction as the service has it, in any status. */
     retrieve(reference: string): Promise<Transaction>;
     /** One page, newest first, at most 10 transactions; pass its `nextCursor` as `cursor` with the same filters for the next. */
     list(filters?: ListFilters): Promise<TransactionPage>;
@@ -53,6 +58,7 @@ export interface Client {
     /** The transaction's events, oldest first. */
     timeline(reference: string): Promise<Timeline>;
   };
+  /** The payment-provider endpoints. */
   providers: ProvidersApi;
 }
 

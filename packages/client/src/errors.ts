@@ -2,8 +2,11 @@ import { errorEnvelopeSchema } from '@payhook/core/api';
 
 /** The request a failure belongs to, without the API key. */
 export interface FailedRequest {
+  /** `GET`, `POST`, … */
   method: string;
+  /** The full URL called. */
   url: string;
+  /** The `X-Idempotency-Key` the request carried, for an initialize. */
   idempotencyKey?: string;
   /** False when the input was refused before anything was sent. */
   sent: boolean;
@@ -22,13 +25,16 @@ export interface FailedRequest {
  * }
  */
 export class PaymentServiceError extends Error {
+  /** Always `PaymentServiceError`. */
   override name = 'PaymentServiceError';
   constructor(
     /** The HTTP status, or 0 when no answer came (timeout, connection refused). */
     readonly status: number,
     /** The service's own message (its error body), or what went wrong locally. */
     readonly serviceMessage: string,
+    /** The request that failed, without the API key. */
     readonly request: FailedRequest,
+    /** The wait the service's `Retry-After` asked for, in ms, when it sent one. */
     readonly retryAfterMs?: number,
     options?: ErrorOptions,
   ) {

@@ -3,16 +3,30 @@ import { MAX_LIST_RANGE_MS, type ListPage, type TransactionRecord } from '@payho
 import { PaymentServiceError } from './errors.js';
 
 /** The record as the client returns it: `mode` always set (from the API key when the service leaves it out). */
-export type Transaction = TransactionRecord & { mode: Mode };
+export type Transaction = TransactionRecord & {
+  /** `live` or `sandbox`. */
+  mode: Mode;
+};
 
 /** A list page as the client returns it (the service's `ListPage`, each record with its `mode`). */
-export type TransactionPage = ListPage & { data: Transaction[]; nextCursor: string | null; hasMore: boolean };
+export type TransactionPage = ListPage & {
+  /** This page's transactions, newest first. */
+  data: Transaction[];
+  /** Pass it as `cursor`, with the same filters, for the next page; null on the last. */
+  nextCursor: string | null;
+  /** Whether another page follows. */
+  hasMore: boolean;
+};
 
 /** List filters as values; dates may be `Date` objects or ISO strings. The page size is the service's (10). */
 export interface ListFilters {
+  /** From this date on, inclusive; a date-only value starts at 00:00 UTC. */
   from?: Date | string;
+  /** To this date, inclusive; a date-only value covers the whole day. */
   to?: Date | string;
+  /** An ISO currency code: `ETB`, `USD`. */
   currency?: string;
+  /** Only transactions in this status. */
   status?: TransactionRecord['status'];
   /** The `nextCursor` of the previous page, with the same filters. */
   cursor?: string;

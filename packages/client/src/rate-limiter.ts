@@ -1,3 +1,4 @@
+/** What `createRateLimiter` takes; every field has a default. */
 export interface RateLimiterOptions {
   /** Requests allowed per window. Default 100, the service's limit per API key. */
   limit?: number;
@@ -5,12 +6,16 @@ export interface RateLimiterOptions {
   windowMs?: number;
   /** The share of the window background callers (the reconciler) may use. Default 0.5. */
   backgroundShare?: number;
+  /** The clock, in epoch ms (for a virtual clock in tests). Default `Date.now`. */
   now?: () => number;
+  /** How waiting is done (for a virtual clock in tests). Default: real timers. */
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** Who goes first on a shared limiter: `foreground` (the app's calls) or `background` (the reconciler's), which keeps to its share. */
 export type Priority = 'foreground' | 'background';
 
+/** A rate limit that clients of one API key share (`createRateLimiter`). */
 export interface RateLimiter {
   /** Resolves when a request may be sent now; background callers wait while their share is used. */
   acquire(priority?: Priority): Promise<void>;

@@ -19,6 +19,7 @@ export interface BoardViewer {
 /** What `authorize` may answer: a viewer, a Response of the app's own (a redirect to its login), or no (401). */
 export type Authorization = BoardViewer | Response | false | null | undefined;
 
+/** What `createBoard` takes: the receiver, who may look (`authorize`), and where the board is mounted. */
 export interface BoardOptions {
   /** The receiver whose store keeps the ledger (`ledger: true`): its records are shown, and its `replay` runs the actions. */
   receiver: Receiver;
@@ -169,6 +170,7 @@ export interface BoardAuditRecord {
   user: string;
   /** The account `authorize` held the viewer to; undefined for the platform's own staff and a single-account app. */
   account: string | undefined;
+  /** What was done: a replay, a forced replay, a dead letter's retry (one or all), or an erasure. */
   action: BoardAction;
   /**
    * What it was done to: a delivery's id (replay, force, retry), a payment's reference (erase), how
