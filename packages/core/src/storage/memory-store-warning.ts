@@ -76,17 +76,17 @@ function serverless(g: Globals, env: Env): [platform: string, advice: string] | 
   if (g.navigator?.userAgent === 'Cloudflare-Workers') {
     return [
       'Cloudflare Workers',
-      `payhook has no Workers store yet (Redis and Postgres need Node): keep handlers idempotent (a unique key in your database), or receive on Node and use ${SHARED}.`,
+      'Use durableObjectStore from @payhook/store-durable-object (Durable Objects decide each claim for every isolate), or upstashStore from @payhook/store-upstash.',
     ];
   }
   if (g.EdgeRuntime !== undefined) {
     return [
       'the Edge runtime',
-      `Redis and Postgres need Node: receive in a Node.js route (export const runtime = 'nodejs') and use ${SHARED}.`,
+      `Use upstashStore from @payhook/store-upstash (HTTP only), or receive in a Node.js route (export const runtime = 'nodejs') and use ${SHARED}.`,
     ];
   }
   const found = SERVERLESS_ENV.find(([name]) => env[name]);
-  return found && [found[1], `Use ${SHARED}.`];
+  return found && [found[1], `Use ${SHARED}; where there is no TCP, upstashStore from @payhook/store-upstash${found[0] === 'AWS_LAMBDA_FUNCTION_NAME' ? ' or dynamoStore from @payhook/store-dynamodb' : ''}.`];
 }
 
 /**

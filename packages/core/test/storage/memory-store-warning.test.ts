@@ -50,6 +50,8 @@ describe('the memory store on a serverless platform', () => {
     expect(line!.message).toContain(platform);
     expect(line!.message).toContain('redisStore from @payhook/store-redis');
     expect(line!.message).toContain('postgresStore from @payhook/store-postgres');
+    expect(line!.message).toContain('upstashStore from @payhook/store-upstash');
+    expect(line!.message.includes('dynamoStore from @payhook/store-dynamodb')).toBe(platform === 'AWS Lambda');
     expect(line!.message).toContain('memoryStore({ warn: false })');
     // Once per process: the next receiver, with the default or an explicit memory store, is not warned again.
     const second = recorder();
@@ -65,15 +67,16 @@ describe('the memory store on a serverless platform', () => {
     expect(log.warnings().map((l) => l.fields)).toEqual([{ cause: 'serverless', platform: 'the Edge runtime' }]);
     expect(log.warnings()[0]!.message).toContain("export const runtime = 'nodejs'");
     expect(log.warnings()[0]!.message).toContain('redisStore from @payhook/store-redis');
+    expect(log.warnings()[0]!.message).toContain('upstashStore from @payhook/store-upstash');
   });
 
-  it('Cloudflare Workers (navigator.userAgent): says there is no Workers store yet and what to do', () => {
+  it('Cloudflare Workers (navigator.userAgent): names the Durable Object store, and Upstash', () => {
     vi.stubGlobal('navigator', { userAgent: 'Cloudflare-Workers' });
     const log = recorder();
     createReceiver({ secret, logger: log.logger });
     expect(log.warnings().map((l) => l.fields)).toEqual([{ cause: 'serverless', platform: 'Cloudflare Workers' }]);
-    expect(log.warnings()[0]!.message).toContain('no Workers store yet');
-    expect(log.warnings()[0]!.message).toContain('idempotent');
+    expect(log.warnings()[0]!.message).toContain('durableObjectStore from @payhook/store-durable-object');
+    expect(log.warnings()[0]!.message).toContain('upstashStore from @payhook/store-upstash');
   });
 
   it('a queue worker with the default store is warned too', () => {
