@@ -7,7 +7,10 @@ import { adapterOf, nodeBridgeFor } from '@payhook/core/adapter';
  * kept: `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`; a Buffer in
  * `req.body` (`express.raw()`) is used as it is.
  */
-export type PayhookExpressRequest = IncomingMessage & { rawBody?: RawBody };
+export type PayhookExpressRequest = IncomingMessage & {
+  /** The body's bytes as a body parser's `verify` kept them. */
+  rawBody?: RawBody;
+};
 
 /** An Express (4 or 5) request handler; typed on Node's objects so no `@types/express` is needed. */
 export type PayhookExpressHandler = (req: PayhookExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;

@@ -5,7 +5,9 @@ import { adapterOf, nodeBridgeFor, type BodyDeadline, type ReceiverResult } from
 
 const { lingerOnClose, processNodeRequest } = nodeBridgeFor('Fastify');
 
+/** What `payhookFastify` takes: the receiver, and the route it answers at. */
 export interface PayhookFastifyOptions {
+  /** The receiver that answers the webhook route. */
   receiver: Receiver;
   /** The webhook route. Default `/webhooks` (under the plugin's `prefix`, if any). */
   path?: string;

@@ -4,6 +4,7 @@ import { Queue, type ConnectionOptions } from 'bullmq';
 
 export const NAME = '[@payhook/queue-bullmq]';
 
+/** What `bullmqQueue` takes: the Redis connection; the rest have defaults. */
 export interface BullmqQueueOptions {
   /** Where Redis is: ioredis options or an ioredis instance, as BullMQ takes them. */
   connection: ConnectionOptions;
@@ -33,19 +34,25 @@ export interface BullmqQueueOptions {
 
 /** A BullMQ queue a receiver hands events to (`handoff`) and `createWorker` consumes. */
 export interface PayhookBullmqQueue extends Handoff {
+  /** The queue's name, as given or `payhook`. */
   readonly name: string;
   /** The BullMQ queue, for its dashboards and counts. */
   readonly queue: Queue<QueuedEvent>;
   /** Where jobs go after their last attempt, or at once for NonRetriableError: each with the error that sent it. */
   readonly deadLetters: Queue<DeadLetter>;
+  /** The options given, with `attempts` and `backoffMs` filled in. */
   readonly options: Required<Pick<BullmqQueueOptions, 'attempts' | 'backoffMs'>> & BullmqQueueOptions;
+  /** Closes both queues' connections (the main one and the dead letters'). */
   close(): Promise<void>;
 }
 
 /** A job in the dead-letter queue: the job as it was queued, and why it ended there. */
 export interface DeadLetter extends QueuedEvent {
+  /** The message of the error that sent the job here. */
   error: string;
+  /** The runs it had, the last included. */
   attempts: number;
+  /** When it got here, in epoch ms. */
   deadAt: number;
 }
 

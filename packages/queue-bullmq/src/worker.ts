@@ -4,6 +4,7 @@ import { NAME, withNetworkDefaults, type PayhookBullmqQueue } from './queue.js';
 
 /** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
 export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
+  /** The queue whose jobs this worker runs. */
   queue: PayhookBullmqQueue;
   /** Jobs this process runs at once. Default 4. */
   concurrency?: number;

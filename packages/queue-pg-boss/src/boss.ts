@@ -7,10 +7,13 @@ export const NAME = '[@payhook/queue-pg-boss]';
 
 /** A job as pg-boss's `fetch(name, { includeMetadata: true })` returns it: the fields payhook reads. */
 export interface BossJob<T = unknown> {
+  /** pg-boss's id of the job. */
   id: string;
+  /** The job's payload, as sent. */
   data: T;
   /** Runs before this one: 0 on the first. */
   retryCount: number;
+  /** Retries allowed after the first run. */
   retryLimit: number;
 }
 
@@ -20,14 +23,23 @@ export interface BossJob<T = unknown> {
  * no `PgBoss` namespace, so a type taken from one major does not resolve with another installed.
  */
 export interface PgBossLike {
+  /** Starts pg-boss (connects and, on first use, creates its schema). */
   start(): Promise<unknown>;
+  /** Stops pg-boss; `graceful` waits for running work, `close` ends its pool. */
   stop(options?: { graceful?: boolean; close?: boolean; timeout?: number }): Promise<void>;
+  /** Creates a queue; its options set retries, backoff, expiry and the dead-letter queue. */
   createQueue(name: string, options?: object): Promise<void>;
+  /** Sends a job to a queue; resolves to its id, or null when pg-boss kept none. */
   send(name: string, data: object, options?: object): Promise<string | null>;
+  /** Takes up to `batchSize` jobs from a queue, with their retry counts. */
   fetch<T>(name: string, options: { batchSize: number; includeMetadata: true }): Promise<BossJob<T>[]>;
+  /** Marks a fetched job done, with data to keep on it. */
   complete(name: string, id: string, data?: object): Promise<unknown>;
+  /** Marks a fetched job failed, with data to keep on it: pg-boss retries it or dead-letters it. */
   fail(name: string, id: string, data?: object): Promise<unknown>;
+  /** Listens to pg-boss's errors (its maintenance's, its pool's). */
   on(event: 'error', listener: (error: Error) => void): unknown;
+  /** How many listeners pg-boss's errors have. */
   listenerCount(event: 'error'): number;
 }
 
@@ -36,9 +48,13 @@ export interface PgBossLike {
  * `maintenanceIntervalSeconds`, `schedule`, and pg's pool settings, which pg-boss passes on.
  */
 export interface BossOptions {
+  /** The Postgres schema pg-boss keeps its tables in. pg-boss's default: `pgboss`. */
   schema?: string;
+  /** The most connections pg-boss's pool opens. */
   max?: number;
+  /** Whether pg-boss runs its cron scheduler; the queue turns it off when it creates the PgBoss. */
   schedule?: boolean;
+  /** How often pg-boss's maintenance runs, in seconds. */
   maintenanceIntervalSeconds?: number;
   [option: string]: unknown;
 }

@@ -4,6 +4,7 @@ import { CLAIM_INSIDE, type ClaimInside } from '@payhook/core/store';
 import type { PostgresStore } from '@payhook/store-postgres';
 import { NAME, newPgBoss, type BossOptions, type PgBossLike } from './boss.js';
 
+/** What `pgBossQueue` takes: the Postgres store, and pg-boss's database or a PgBoss; the rest have defaults. */
 export interface PgBossQueueOptions {
   /**
    * The receiver's Postgres store, in the database pg-boss uses: the job is inserted in the
@@ -35,10 +36,13 @@ export interface PgBossQueueOptions {
 
 /** A pg-boss queue a receiver hands events to (`handoff`) and `createWorker` consumes. */
 export interface PayhookPgBossQueue extends Handoff {
+  /** The queue's name, as given or `payhook`. */
   readonly name: string;
+  /** The dead-letter queue's name: `<name>-dead-letter`. */
   readonly deadLetterName: string;
   /** Its PgBoss, typed by the calls payhook makes: cast it to your pg-boss's `PgBoss` for the rest. */
   readonly boss: PgBossLike;
+  /** Runs of a job before it goes to the dead letters, as given or 8. */
   readonly attempts: number;
   /** Start pg-boss (idempotent) and create the queues; `enqueue` and workers call it themselves. */
   ready(): Promise<PgBossLike>;
@@ -48,8 +52,11 @@ export interface PayhookPgBossQueue extends Handoff {
 
 /** A job in the dead-letter queue: the job as it was queued, and why it ended there. */
 export interface DeadLetter extends QueuedEvent {
+  /** The message of the error that sent the job here; missing when pg-boss moved it (a job that expired on its last attempt). */
   error?: string;
+  /** The runs it had, the last included; missing when pg-boss moved it. */
   attempts?: number;
+  /** When it got here, in epoch ms; missing when pg-boss moved it. */
   deadAt?: number;
 }
 

@@ -4,6 +4,7 @@ import type { PayhookPgBossQueue } from './queue.js';
 
 /** The run options of a receiver but `dedupeKey`: a worker claims the key the web process computed, carried in the job. */
 export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
+  /** The queue whose jobs this worker runs. */
   queue: PayhookPgBossQueue;
   /** Jobs this process runs at once. Default 4. */
   concurrency?: number;
@@ -11,6 +12,7 @@ export interface WorkerOptions extends Omit<RunOptions, 'dedupeKey'> {
   pollingIntervalMs?: number;
 }
 
+/** A worker as `createWorker` makes it: handlers by event name, `start` and `close`. */
 export type PayhookWorker = QueueWorker;
 
 /**

@@ -4,10 +4,16 @@ import { NAME, type StoreCall } from './protocol.js';
 
 /** The part of a Durable Object namespace binding (`env.PAYHOOK_STORE`) the store uses. */
 export interface StoreNamespace {
+  /** The id of the Durable Object of that name (a shard's). */
   idFromName(name: string): unknown;
-  get(id: never): { fetch(input: string, init?: RequestInit): Promise<Response> };
+  /** The stub of the Durable Object of that id. */
+  get(id: never): {
+    /** Sends a request to the Durable Object: its `fetch` answers it. */
+    fetch(input: string, init?: RequestInit): Promise<Response>;
+  };
 }
 
+/** What `durableObjectStore` takes: the namespace binding; the rest have defaults. */
 export interface DurableObjectStoreOptions {
   /** The binding of `PayhookStoreObject` (`env.PAYHOOK_STORE`). */
   namespace: StoreNamespace;

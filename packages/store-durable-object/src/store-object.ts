@@ -8,10 +8,14 @@ interface SqlStorage {
 
 /** The part of a Durable Object's state the store uses. */
 export interface StoreObjectState {
+  /** `ctx.storage`: its SQL database (a class under `new_sqlite_classes` has one), transactions and alarm. */
   storage: {
     sql?: SqlStorage;
+    /** Runs `fn` in one transaction of the object's storage, and returns what it returns. */
     transactionSync<T>(fn: () => T): T;
+    /** When the object's alarm is set to go off, in epoch ms; null when none is. */
     getAlarm(): Promise<number | null>;
+    /** Sets the object's alarm, in epoch ms: its `alarm()` runs then. */
     setAlarm(scheduledTime: number): Promise<void>;
   };
 }
@@ -71,6 +75,7 @@ export class PayhookStoreObject {
     });
   }
 
+  /** Answers one store call of `durableObjectStore` (a JSON body) with its result; 400 for a body that is not one, 500 with the message for a call that threw. */
   async fetch(request: Request): Promise<Response> {
     let call: StoreCall;
     try {

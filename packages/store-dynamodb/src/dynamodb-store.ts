@@ -11,6 +11,7 @@ import type { ClaimResult, Store, StoreRecord } from '@payhook/core/store';
 
 const NAME = '[@payhook/store-dynamodb]';
 
+/** What `dynamoStore` takes: the table; the rest have defaults. */
 export interface DynamoStoreOptions {
   /** The table: partition key `pk` (String), and `ttl` as its TTL attribute (README). */
   table: string;
@@ -27,6 +28,7 @@ export interface DynamoStoreOptions {
 }
 
 export interface DynamoStore extends Store {
+  /** The DynamoDB client: yours, or the one the store made. */
   readonly client: DynamoDBClient;
   /** Destroys the client when the store made it. */
   close(): Promise<void>;

@@ -6,6 +6,7 @@ import type { PurgeOptions } from './purge.js';
 import type { TransactionalEffect, TransactionalOptions } from './transactional.js';
 
 // What a merchant passes to postgresStore() and what it gives back; postgres-store.ts builds it.
+/** What `postgresStore` takes: a pg Pool, or a connection string to make one; the rest have defaults. */
 export interface PostgresStoreOptions {
   /**
    * A pg Pool you own; the store never ends it. Give it a `connectionTimeoutMillis` so a down

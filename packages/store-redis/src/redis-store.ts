@@ -18,6 +18,7 @@ import { recordKeys, scriptedStore } from './scripted-store.js';
 
 const NAME = '[@payhook/store-redis]';
 
+/** What `redisStore` takes: an ioredis client, or a URL to make one; the rest have defaults. */
 export interface RedisStoreOptions {
   /**
    * An ioredis client (or Cluster) you own; the store never closes it. For fail-fast behaviour

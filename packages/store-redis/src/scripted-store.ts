@@ -6,6 +6,7 @@ import { CLAIM_SCRIPT, COMPLETE_SCRIPT, EXTEND_SCRIPT, GET_SCRIPT, RELEASE_SCRIP
 export interface StoreScript {
   /** Unique and versioned (`payhookClaimV1`): a client that registers scripts by name keeps one per name. */
   readonly name: string;
+  /** The script's Lua source. */
   readonly lua: string;
 }
 

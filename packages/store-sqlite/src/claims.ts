@@ -24,10 +24,15 @@ export interface ClaimsOptions {
 
 /** The five store operations, synchronous, with every time and bound given: the callers check and wrap them. */
 export interface Claims {
+  /** Claims `key` for `leaseMs`, or says who has it; the record is kept at least `retentionMs`. */
   claim(key: string, leaseMs: number, retentionMs: number): ClaimResult;
+  /** Marks the claim done, kept `ttlMs`; true again for the token that already did, false if the token no longer holds it. */
   complete(key: string, token: string, outcome: Outcome, ttlMs: number): boolean;
+  /** Gives the claim up, its record kept `retentionMs`; false if the token no longer holds it. */
   release(key: string, token: string, retentionMs: number): boolean;
+  /** Pushes the lease's end to now + `leaseMs`; false if the token no longer holds it. */
   extend(key: string, token: string, leaseMs: number): boolean;
+  /** The key's record, or undefined when there is none or it is past its retention. */
   get(key: string): StoreRecord | undefined;
   /** Deletes at most `limit` records past their retention; how many. */
   purge(limit: number): number;

@@ -2,15 +2,21 @@ export const NAME = '[@payhook/store-sqlite]';
 
 /** What the store asks of a statement: the part `node:sqlite` and better-sqlite3 share. */
 export interface Statement {
+  /** Runs it with these parameters; how many rows it changed. */
   run(...params: unknown[]): { changes: number | bigint };
+  /** The first row it returns with these parameters, or undefined. */
   get(...params: unknown[]): unknown;
+  /** Every row it returns with these parameters. */
   all(...params: unknown[]): unknown[];
 }
 
 /** What the store asks of a database connection. */
 export interface Connection {
+  /** Runs SQL that takes no parameters (pragmas, schema, BEGIN and COMMIT). */
   exec(sql: string): unknown;
+  /** A statement compiled once, to run many times. */
   prepare(sql: string): Statement;
+  /** Closes the database. */
   close(): unknown;
 }
 

@@ -5,6 +5,7 @@ import { createPrivate } from './private-file.js';
 import { claimsOver } from './claims.js';
 import { sqliteLedger } from './sqlite-ledger.js';
 
+/** What `sqliteStore` takes: the database file; the rest have defaults. */
 export interface SqliteStoreOptions {
   /** The database file, made if absent; `<path>-wal` and `<path>-shm` sit beside it. Every process on the machine that receives deliveries opens the same one. */
   path: string;

@@ -5,6 +5,7 @@ import { Redis } from '@upstash/redis';
 
 const NAME = '[@payhook/store-upstash]';
 
+/** What `upstashStore` takes: the database's REST URL and token, or a client of your own; the rest have defaults. */
 export interface UpstashStoreOptions {
   /**
    * The database's REST URL (`https://….upstash.io`, Upstash's `UPSTASH_REDIS_REST_URL`), with
