@@ -5,7 +5,8 @@
 //    as object literals) need no comment each: the value's comment says what they are. Every member
 //    of a declared type (interface, type alias, class) still needs one, as does every export.
 // 3. A field of an object type written inline as a documented property's type (`live?: { intervalMs?:
-//    number }`) or a documented function's result is described by that comment; a method there
+//    number }`), a documented function's result, or a variant of a documented union type (`type
+//    ClaimResult = { status: 'claimed'; … } | …`) is described by that comment; a method there
 //    still needs its own.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -46,11 +47,16 @@ export function load(app) {
     }
   });
 
-  /** Whether a reflection is a field of an inline object type whose holder (a property, a function's return) says what it is. */
+  /** Whether `literal` is one of the object types a union is made of. */
+  const isVariant = (type, literal) =>
+    type?.type === 'union' && type.types.some((t) => t.type === 'reflection' && t.declaration === literal);
+
+  /** Whether a reflection is a field of an inline object type whose holder (a property, a function, a union type) says what it is. */
   const describedByHolder = (r) => {
     if (!r.kindOf(ReflectionKind.Property) || !r.parent?.kindOf(ReflectionKind.TypeLiteral)) return false;
-    for (let holder = r.parent; holder; holder = holder.parent) {
+    for (let holder = r.parent, literal = r.parent; holder; literal = holder, holder = holder.parent) {
       if (holder.kindOf(ReflectionKind.TypeLiteral)) continue;
+      if (holder.kindOf(ReflectionKind.TypeAlias) && holder.hasComment()) return isVariant(holder.type, literal);
       if (!holder.kindOf(ReflectionKind.Property | ReflectionKind.SomeSignature | ReflectionKind.FunctionOrMethod)) return false;
       if (holder.hasComment()) return true;
       if (holder.kindOf(ReflectionKind.Property)) return describedByHolder(holder);
