@@ -70,6 +70,7 @@ const SLOWEST = [
   'test/examples.test.ts',
   'test/adapters/next.test.ts',
   'test/board/browser.test.ts',
+  'test/docs/site.test.ts',
   'test/queue/conformance.test.ts',
   'test/faults/partition.test.ts',
   'test/queue/kill-worker.test.ts',
