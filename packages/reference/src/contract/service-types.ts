@@ -7,6 +7,7 @@ import type { ListenOptions, RunningServer } from '../http/server.js';
 import type { ClockMode, ServiceClock } from '../domain/clock.js';
 import type { Listener } from './context.js';
 
+/** What `createReferenceService` takes; every field has a default. */
 export interface ReferenceServiceOptions {
   /** Merchant accounts. Default: one merchant with a generated sandbox key and webhook secret (see `generated`). */
   merchants?: MerchantConfig[];
@@ -47,6 +48,7 @@ export interface ReferenceState {
   deliveries: Delivery[];
 }
 
+/** The reference service, as `createReferenceService` makes it: a web-standard handler, its clock, merchants and records. */
 export interface ReferenceService {
   /**
    * The whole service as one web-standard handler. `remoteAddress` is the client address the IP

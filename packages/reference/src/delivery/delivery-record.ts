@@ -2,6 +2,7 @@
 import type { PaymentEventName } from '@payhook/core';
 import type { Mode } from '../domain/merchants.js';
 
+/** One attempt to deliver a webhook, as the service records it. */
 export interface DeliveryAttempt {
   /** 1 to 5. */
   number: number;
@@ -9,6 +10,7 @@ export interface DeliveryAttempt {
   at: string;
   /** HTTP status answered, or null when none came (timeout, connection error, injected failure). */
   status: number | null;
+  /** How long the attempt took, in ms of the service's clock. */
   durationMs: number;
   /** Why the attempt failed; null when it succeeded. */
   error: string | null;
@@ -28,16 +30,27 @@ export const RESPONSE_BODY_LIMIT = 2048;
  */
 export type DeliveryState = 'pending' | 'retrying' | 'delivered' | 'failed' | 'dropped' | 'held';
 
+/** A webhook delivery: one event of one transaction to the merchant's callback URL, with every attempt. */
 export interface Delivery {
+  /** `dlv_1`, `dlv_2`, … */
   id: string;
+  /** The merchant it is sent to. */
   merchantId: string;
+  /** `sandbox` or `live`, as the transaction's. */
   mode: Mode;
+  /** The transaction's reference. */
   reference: string;
+  /** The event sent: `payment.success`, …. */
   event: PaymentEventName;
+  /** The callback URL it goes to; null when the transaction has none. */
   url: string | null;
+  /** Where it stands (`DeliveryState`). */
   state: DeliveryState;
+  /** Every attempt so far, oldest first. */
   attempts: DeliveryAttempt[];
+  /** When the next attempt is due (ISO 8601), while one is scheduled; else null. */
   nextAttemptAt: string | null;
+  /** When the delivery was made (ISO 8601, the service's clock). */
   createdAt: string;
   /** Set on the extra copies a `duplicate` fault makes. */
   duplicateOf: string | null;
@@ -47,13 +60,18 @@ export interface Delivery {
   error: string | null;
   /** The exact bytes sent, and their signature header's value. */
   body: string;
+  /** The signature header's value. */
   signature: string;
   /** The header the signature is sent in, lower case (absent in state files saved before it was recorded). */
   signatureHeader?: string;
 }
 
+/** What `deliveries()` lists by; every field given must match. */
 export interface DeliveryFilter {
+  /** One merchant's. */
   merchantId?: string;
+  /** One mode's. */
   mode?: Mode;
+  /** One transaction's. */
   reference?: string;
 }

@@ -21,18 +21,28 @@ export const faultInputSchema = z.object({
   reference: z.string({ error: 'reference must be a transaction reference' }).optional(),
   event: z.enum(EVENT_NAMES, { error: `event must be one of: ${EVENT_NAMES.join(', ')}` }).optional(),
 });
+/** A fault rule as `POST /_sandbox/faults` takes it, checked by `faultInputSchema`. */
 export type FaultInput = z.infer<typeof faultInputSchema>;
 
+/** A fault rule as the service keeps it, its defaults filled in. */
 export interface FaultRule {
+  /** `fault_1`, `fault_2`, … */
   id: string;
+  /** The merchant whose sandbox it applies to. */
   merchantId: string;
+  /** What it does: `duplicate`, `drop`, `delay`, `reorder` or `fail`. */
   type: FaultInput['type'];
+  /** Deliveries (or attempts, for `fail`) it applies to: as given, else 2 for `reorder` and 1 for the rest. */
   count: number;
   /** How many more deliveries (or attempts, for `fail`) it applies to. */
   remaining: number;
+  /** Extra copies a `duplicate` sends. Default 1. */
   times: number;
+  /** How long a `delay` holds the first attempt, in ms of the service's clock. Default 30,000. */
   ms: number;
+  /** Only deliveries of this transaction, when given. */
   reference: string | undefined;
+  /** Only deliveries of this event, when given. */
   event: string | undefined;
 }
 

@@ -24,8 +24,10 @@ export interface ServiceClock {
   close(): void;
 }
 
+/** `manual`: time moves only when advanced (tests). `real`: wall time plus what was advanced. */
 export type ClockMode = 'manual' | 'real';
 
+/** What `createClock` takes; every field has a default. */
 export interface ClockOptions {
   /** `manual`: time moves only when advanced (tests). `real` (default): wall time plus what was advanced. */
   mode?: ClockMode;

@@ -16,6 +16,7 @@ export const PERMISSIONS = [
   PROVIDER_PERMISSIONS.list,
   PROVIDER_PERMISSIONS.getAll,
 ] as const;
+/** The permissions a key may hold: one of PERMISSIONS. */
 export type Permission = (typeof PERMISSIONS)[number];
 
 export type { Mode };
@@ -33,7 +34,7 @@ export interface ApiKeyConfig {
   mode?: Mode;
   /** Default: every permission. */
   permissions?: Permission[];
-  revoked?: boolean;
+  /** Revoked: requests with it get 401. */ revoked?: boolean;
 }
 
 /** A merchant account, from CLI flags or the config file. */
@@ -42,7 +43,7 @@ export interface MerchantConfig {
   id?: string;
   /** Shown on the checkout page ("Pay 100.00 ETB to <name>"). Default: the id. */
   name?: string;
-  apiKeys: ApiKeyConfig[];
+  /** Its API keys, each with its mode and permissions. */ apiKeys: ApiKeyConfig[];
   /** Addresses or CIDR ranges allowed to call the API; `*` allows any. Default: loopback only. */
   ipWhitelist?: string[];
   /** Key of the HMAC-SHA256 webhook signature. */
@@ -78,13 +79,14 @@ export type Authentication =
   | { ok: true; merchant: Merchant; mode: Mode; keyHash: string; permissions: ReadonlySet<Permission> }
   | { ok: false; message: string };
 
+/** The service's merchant accounts and their keys. */
 export interface MerchantRegistry {
   /** Resolve an `Authorization` header to a merchant and a mode (the 401 rules of section 5). */
   authenticate(header: string | null): Authentication;
   /** Revoke a key (plain or its sha256 digest); later requests with it get 401. False if unknown. */
   revokeKey(keyOrHash: string): boolean;
-  get(id: string): Merchant | undefined;
-  list(): Merchant[];
+  /** The merchant of that id, if there is one. */ get(id: string): Merchant | undefined;
+  /** Every merchant, in the order configured. */ list(): Merchant[];
 }
 
 const KEY = /^sk_(test|live)_[A-Za-z0-9_-]{8,}$/;

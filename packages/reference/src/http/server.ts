@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toWebRequest, writeWebResponse } from './node-bridge.js';
 
+/** Where `listen` serves: every field has a default. */
 export interface ListenOptions {
   /** Default 4010; 0 picks a free port. */
   port?: number;
@@ -9,10 +10,13 @@ export interface ListenOptions {
   host?: string;
 }
 
+/** A service `listen` is serving. */
 export interface RunningServer {
   /** `http://host:port`, with the real port when 0 was asked for. */
   url: string;
+  /** The port it listens on. */
   port: number;
+  /** The node:http server. */
   server: Server;
   /** Stop accepting connections, close open ones and stop the service's timers. */
   close(): Promise<void>;
