@@ -11,6 +11,7 @@ export interface ManualTimer {
 export interface ManualClock extends Clock {
   now(): number;
   setTimeout(callback: () => void, ms: number): ManualTimer;
+  /** Cancels a timer `setTimeout` gave; it never fires. */
   clearTimeout(handle: unknown): void;
   /**
    * Move time forward by `ms`, running every timer due within the window in time order (equal

@@ -13,8 +13,12 @@ export interface LedgerUnderTest {
 
 /** The bounds a conformance case asks for: pass them on as the store's `ledger` option. */
 export interface LedgerBounds {
+  /** The ledger's `maxEntries`: most records kept. */
   maxEntries: number;
+  /** The ledger's `retentionMs`: how long records are kept. */
   retentionMs: number;
+  /** The ledger's `maxRefusals`, when the case bounds refusals. */
   maxRefusals?: number;
+  /** The ledger's `deadLetterRetentionMs`, when the case bounds dead letters. */
   deadLetterRetentionMs?: number;
 }

@@ -1,5 +1,6 @@
 import { DELIVERY_TIMEOUT_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '@payhook/reference';
 
+/** What `deliver` takes: the secret; the rest have defaults. */
 export interface DeliverOptions {
   /** The webhook secret the receiver checks against. */
   secret: string;

@@ -6,6 +6,7 @@ export interface DeliveryAttemptReport {
   delivery: number;
   /** The event name and reference read from the body ('' when the body is not an event). */
   event: string;
+  /** The transaction's reference read from the body ('' when the body is not an event). */
   reference: string;
   /** Which copy of the event this delivery is: 1 to `duplicates`. */
   copy: number;
@@ -25,20 +26,27 @@ export interface DeliveryAttemptReport {
 
 /** One delivery (one copy of one event) and all its attempts. */
 export interface DeliveryRun {
+  /** Its index in `DeliverResult.deliveries`. */
   index: number;
+  /** The event name read from the body ('' when the body is not an event). */
   event: string;
+  /** The reference read from the body ('' when the body is not an event). */
   reference: string;
+  /** Which copy of the event it is: 1 to `duplicates`. */
   copy: number;
   /** The exact bytes sent and their signature. */
   body: string | Uint8Array;
+  /** The signature header's value. */
   signature: string;
   /** The header the signature was sent in, lower case (`x-service-signature` unless `signatureHeader` said otherwise). */
   signatureHeader: string;
   /** `delivered` once an attempt got a 2xx; `failed` when the schedule ran out. */
   state: 'delivered' | 'failed';
+  /** Its attempts, in order. */
   attempts: DeliveryAttemptReport[];
 }
 
+/** What `deliver` reports: every attempt and every delivery, and whether all were delivered. */
 export interface DeliverResult {
   /** Every attempt, in the order they were made. */
   attempts: DeliveryAttemptReport[];

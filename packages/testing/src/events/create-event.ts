@@ -5,6 +5,7 @@ import { serviceFeeFor } from '@payhook/core/api';
 
 /** What `createEvent` lets a test set: any field of the payload, `customer` in part, and extra fields (they pass through). */
 export type EventOverrides<E extends PaymentEventName = PaymentEventName> = Partial<Omit<PaymentEvent<E>, 'event' | 'customer'>> & {
+  /** Any of the customer's fields; the rest keep the generated ones. */
   customer?: Partial<PaymentEvent['customer']>;
   [extra: string]: unknown;
 };

@@ -4,6 +4,7 @@ import { signatureHeaderName } from '@payhook/core/api';
 /** An event object (serialised with `JSON.stringify`, as the service does), or the exact bytes to send. */
 export type EventOrBytes = object | string | Uint8Array;
 
+/** How a body is signed: the secret, and the header to sign in. */
 export interface SignOptions {
   /** The webhook secret the receiver checks against. */
   secret: string;
@@ -60,6 +61,7 @@ export function signedBody<T extends EventOrBytes>(eventOrBytes: T, options: Sig
   return { body, headers: { 'content-type': 'application/json', [header]: signature } as SignedBody['headers'], signature };
 }
 
+/** What `signedRequest` takes: how to sign, and where the request goes. */
 export interface SignedRequestOptions extends SignOptions {
   /** Where the request goes. Default `http://127.0.0.1/webhooks` (only the path matters to an in-process handler). */
   url?: string | URL;

@@ -2,18 +2,25 @@ import type { EventHandler, HandlerContext, PaymentEvent, PaymentEventName } fro
 
 /** One run of a tracked handler. */
 export interface HandlerRun {
+  /** `ctx.reference`: the transaction's reference. */
   reference: string;
+  /** The event's name (`payment.success`, …). */
   event: string;
+  /** `ctx.dedupeKey`. */
   dedupeKey: string;
   /** `ctx.attempt`: 1 on the first run, more after earlier runs threw or died. */
   attempt: number;
+  /** `ctx.redelivery`: an earlier run of the event did not finish. */
   redelivery: boolean;
+  /** `ctx.source`: `webhook`, `reconcile` or `replay`. */
   source: HandlerContext['source'];
   /** `running` until the handler settles; `ok` when it returned; `threw` when it threw (including NonRetriableError). */
   result: 'running' | 'ok' | 'threw';
+  /** What it threw, when it threw. */
   error?: unknown;
 }
 
+/** What `recordRuns` gives: `track` wraps handlers, the rest read their runs. */
 export interface HandlerRuns {
   /**
    * Wrap a handler so each of its runs is recorded, then register the wrapper with `on` or
@@ -29,6 +36,7 @@ export interface HandlerRuns {
   completed(reference: string, event?: string): number;
   /** Resolves once no tracked run is still going (handlers that went on after a 202). */
   settled(): Promise<void>;
+  /** Forget every run so far. */
   clear(): void;
 }
 

@@ -6,16 +6,21 @@ import { isHandlerRuns, type HandlerRuns } from './handler-runs.js';
 
 /** What a matcher returns: the shape vitest's and jest's `expect.extend` both take. */
 export interface MatcherResult {
+  /** Whether the expectation held (before `.not`). */
   pass: boolean;
+  /** The failure's message, made when it is shown. */
   message: () => string;
 }
 
 /** The part of vitest's and jest's matcher context these matchers use (both provide it). */
 export interface MatcherContext {
+  /** True under `.not`. */
   isNot?: boolean;
+  /** The runner's printers, for the values in a message. */
   utils?: { printReceived?: (value: unknown) => string; printExpected?: (value: unknown) => string };
 }
 
+/** How `toHaveProcessedExactlyOnce` builds the dedupe key from a reference. */
 export interface ProcessedOptions {
   /** The mode of the transaction, for building the dedupe key from a reference. Default `sandbox`. */
   mode?: Mode;
@@ -35,6 +40,7 @@ export interface PayhookMatchers<R = unknown> {
    * Async: `await` it.
    */
   toHaveProcessedExactlyOnce(event: PaymentEvent): Promise<R>;
+  /** The same, for the event of that reference and name (the default dedupe key, in `options.mode`). */
   toHaveProcessedExactlyOnce(reference: string, event: PaymentEventName, options?: ProcessedOptions): Promise<R>;
   /**
    * Every delivery got a 2xx: a `deliver()` result, one of its deliveries, or the reference

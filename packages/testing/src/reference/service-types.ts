@@ -13,6 +13,7 @@ import type { DeliveryTarget, TargetOptions } from '../targets/target.js';
 
 // What startReferenceService takes, and the handle it gives a test.
 
+/** What `startReferenceService` takes; every field has a default. */
 export interface StartReferenceServiceOptions {
   /** Where the service's webhooks go (any `DeliveryTarget`); can be set or changed later with `deliverTo`. */
   deliverTo?: DeliveryTarget;
@@ -56,6 +57,7 @@ export interface TestMerchant {
   callbackUrl?: string;
 }
 
+/** How a sandbox move is made: the provider paid with, and whether to wait for its webhook's answer. */
 export interface MoveOptions {
   /** The provider the customer paid (or failed) with, by its provider code (`telebirr`, `cbe_birr`…). Default `telebirr`. */
   paymentMethod?: (typeof PAYMENT_METHODS)[number];
@@ -69,12 +71,15 @@ export interface MoveOptions {
  * The service, clock, target and `close` are shared by every account.
  */
 export interface TestReferenceService {
+  /** The reference service itself (`@payhook/reference`), for what the handle does not cover. */
   readonly service: ReferenceService;
   /** The API's origin (`http://127.0.0.1:<port>`). */
   readonly url: string;
   /** The merchant account this handle acts for: `test`, or the id given in `merchants`. */
   readonly accountId: string;
+  /** The account's sandbox API key (`sk_test_…`). */
   readonly apiKey: string;
+  /** The account's webhook secret. */
   readonly webhookSecret: string;
   /**
    * The merchant's callback URL: a relay that forwards to `deliverTo`'s target (with `merchants`,
@@ -93,16 +98,25 @@ export interface TestReferenceService {
   createTransaction(input?: Partial<InitializeInput>): Promise<InitializeResult & { merchantReference: string }>;
   /** Move a transaction by a sandbox action; resolves with its record once the delivery's first attempt was answered. */
   move(reference: string, action: Action, options?: MoveOptions): Promise<TransactionRecord>;
+  /** `move(reference, 'open')`: checkout opened (pending to processing); no webhook is sent. */
   open(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  /** `move(reference, 'pay')`: the payment completes (`payment.success`). */
   pay(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  /** `move(reference, 'fail')`: the payment attempt fails (`payment.failed`). */
   fail(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  /** `move(reference, 'cancel')`: the transaction is cancelled (`payment.cancelled`). */
   cancel(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  /** `move(reference, 'refund')`: a refund starts on a completed payment (`payment.refunding`). */
   refund(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  /** `move(reference, 'complete-refund')`: the refund completes (`payment.refunded`). */
   completeRefund(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
+  /** `move(reference, 'reverse')`: a completed payment is reversed (`payment.reversed`). */
   reverse(reference: string, options?: MoveOptions): Promise<TransactionRecord>;
   /** Add a sandbox fault rule (duplicate, drop, delay, reorder, fail); see docs/service-gaps.md. */
   addFault(fault: FaultInput): Promise<FaultRule>;
+  /** The account's sandbox fault rules, with how many uses each has left. */
   faults(): Promise<FaultRule[]>;
+  /** Remove every fault rule of the account's sandbox. */
   clearFaults(): Promise<void>;
   /** Move the virtual clock; due retries run, and it resolves once they were answered. */
   advance(ms: number): Promise<void>;
@@ -119,5 +133,6 @@ export interface TestReferenceService {
   account(id: string): TestReferenceService;
   /** Stop the service, its server, the relay, and any port opened for the target. */
   close(): Promise<void>;
+  /** `close()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }

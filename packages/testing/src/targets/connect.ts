@@ -1,12 +1,15 @@
 import { resolveTarget } from './resolve-target.js';
 import type { DeliveryTarget, TargetOptions } from './target.js';
 
+/** An app as `connect` reaches it: its origin, a `fetch` to its routes, and `close`. */
 export interface Connection {
   /** The origin, when the app is reached over HTTP (a URL, a Node listener, a Server); undefined in process. */
   readonly url: string | undefined;
   /** Send a request to `path` on the app (`/orders/order-1`), however the app is reached. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Stop what `connect` opened (a server it started for the app); a server already listening stays up. */
   close(): Promise<void>;
+  /** `close()`, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 

@@ -10,22 +10,27 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse) => unknow
 
 /** Anything with a web `fetch` method: a Hono app, a `{ fetch }` module, the reference service. */
 export interface FetchApp {
+  /** Answers a request. */
   fetch(request: Request, ...rest: never[]): Response | Promise<Response>;
 }
 
 /** A Fastify instance (4 or 5): driven through its `inject`, so no port is opened. */
 export interface InjectApp {
+  /** Fastify's `inject`: a request without a network. */
   inject: (...args: never[]) => unknown;
+  /** Fastify's `register`: with `inject`, how a Fastify instance is told from other apps. */
   register: (...args: never[]) => unknown;
 }
 
 /** A payhook receiver (`createReceiver(…)`): driven through `receiver.handle`, in process. */
 export interface HandleApp {
+  /** The receiver's web-standard handler. */
   handle(request: Request): Promise<Response>;
 }
 
 /** A Next App Router route module (`export const { POST } = payhookNext(receiver)`). */
 export interface RouteModule {
+  /** The route's POST handler. */
   POST: FetchHandler;
 }
 
@@ -44,6 +49,7 @@ export interface RouteModule {
  */
 export type DeliveryTarget = string | URL | FetchHandler | NodeListener | FetchApp | InjectApp | HandleApp | RouteModule | Server;
 
+/** Where on an app target the webhook route is. */
 export interface TargetOptions {
   /** The webhook route on an app. Default `/webhooks`. Ignored for a URL target, which is the route itself. */
   path?: string;
