@@ -2,7 +2,9 @@
 // Checks every internal link of the built docs site (issue 56): each href and src of every HTML
 // file under the site's folder, the API reference's included, must name a file the build wrote, and
 // each `#anchor` must be the id (or an <a>'s name) of an element in the page it points to. Parsed
-// with parse5, as a browser would; nothing is fetched, so it runs offline. Links to other origins
+// with parse5, as a browser would; nothing is fetched, so it runs offline. A link to this
+// repository's own files on GitHub (what the site makes of a link that leaves docs/) must name a
+// file or folder of the checkout, and its `#anchor` a heading of that markdown file; other origins
 // are not followed. Prints each broken link with the page it is on and exits 1.
 //
 //   node scripts/docs-links.mjs [site folder, default docs/.vitepress/dist] [--base /payhook/]
@@ -28,6 +30,50 @@ const URL_ATTRS = {
   embed: 'src',
 };
 const ORIGIN = 'http://site.invalid';
+const GITHUB = /^https:\/\/github\.com\/payhook\/payhook\/(blob|tree)\/main\/([^?#]*)(?:\?[^#]*)?(?:#(.*))?$/;
+const repo = fileURLToPath(new URL('..', import.meta.url));
+
+/** GitHub's heading ids (github-slugger), as docs/.vitepress/links.mts gives the site's headings. */
+const slugify = (text) =>
+  text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
+
+/** The anchors GitHub gives a markdown file: its headings' ids (numbered when repeated) and its HTML ids and names. */
+function markdownAnchors(file, cache) {
+  let ids = cache.get(file);
+  if (ids) return ids;
+  ids = new Set();
+  const seen = new Map();
+  const text = readFileSync(file, 'utf8').replace(/^(```|~~~)[\s\S]*?^\1/gm, '');
+  for (const [, heading] of text.matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)) {
+    const plain = heading
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/<[^>]+>/g, '')
+      .replace(/[`*]|\b_+|_+\b/g, '');
+    const slug = slugify(plain);
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    ids.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  for (const [, id] of text.matchAll(/<a\s[^>]*(?:id|name)="([^"]+)"/g)) ids.add(id);
+  cache.set(file, ids);
+  return ids;
+}
+
+/** What is wrong with a link to this repository's files on GitHub, or undefined. */
+function githubProblem(href, cache) {
+  const [, kind, path, fragment] = GITHUB.exec(href) ?? [];
+  if (kind === undefined) return undefined;
+  const file = join(repo, decodeURIComponent(path));
+  if (!existsSync(file) || statSync(file).isDirectory() !== (kind === 'tree'))
+    return `no such ${kind === 'tree' ? 'folder' : 'file'} in the repository`;
+  if (fragment && file.endsWith('.md') && !markdownAnchors(file, cache).has(decodeURIComponent(fragment)))
+    return `no heading "${decodeURIComponent(fragment)}" in ${relative(repo, file)}`;
+  return undefined;
+}
 
 function htmlFiles(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -85,7 +131,11 @@ export function checkSite(site, base = '/') {
         broken.add(`${where} (not a URL)`);
         continue;
       }
-      if (url.origin !== ORIGIN) continue;
+      if (url.origin !== ORIGIN) {
+        const problem = githubProblem(href, cache);
+        if (problem) broken.add(`${where} (${problem})`);
+        continue;
+      }
       if (!url.pathname.startsWith(base)) {
         broken.add(`${where} (outside the site's base ${base})`);
         continue;

@@ -59,14 +59,18 @@ describe('the docs site', () => {
     expect(check.code).toBe(0);
   });
 
-  it('the link check fails on a missing page and on a missing anchor, in a guide or in the API reference', async () => {
+  it('the link check fails on a missing page and on a missing anchor, in a guide, in the API reference or on GitHub', async () => {
     const broken = join(work, 'broken');
     cpSync(site, broken, { recursive: true });
     const plant = (page: string, html: string) => {
       const file = join(broken, page);
       writeFileSync(file, readFileSync(file, 'utf8').replace('</body>', `${html}</body>`));
     };
-    plant('index.html', '<a href="/guides/no-such-guide.html">gone</a><a href="./service.html#no-such-heading">moved</a>');
+    const readme = 'https://github.com/payhook/payhook/blob/main/README.md#no-such-section';
+    plant(
+      'index.html',
+      `<a href="/guides/no-such-guide.html">gone</a><a href="./service.html#no-such-heading">moved</a><a href="${readme}">out</a>`,
+    );
     // service.html is checked before index.html links into it: the anchor is still checked.
     plant('decisions/receiver.html', '<a href="../service.html#nor-this-one">moved</a>');
     const api = existsSync(join(broken, 'api/index.html'));
@@ -76,11 +80,13 @@ describe('the docs site', () => {
     expect(check.output).toContain('index.html: /guides/no-such-guide.html (no such file)');
     expect(check.output).toContain('index.html: ./service.html#no-such-heading (no id "no-such-heading" in service.html)');
     expect(check.output).toContain('decisions/receiver.html: ../service.html#nor-this-one (no id "nor-this-one" in service.html)');
+    // A link that left docs/ for the file on GitHub: its anchor is checked against the checkout's markdown.
+    expect(check.output).toContain(`index.html: ${readme} (no heading "no-such-section" in README.md)`);
     if (api) {
       expect(check.output).toContain('api/index.html: ../decisions/index.html#no-such-decision (no id "no-such-decision"');
       expect(check.output).toContain('api/index.html: missing.html (no such file)');
     }
-    expect(check.output.match(/^ {2}\S/gm)).toHaveLength(api ? 5 : 3);
+    expect(check.output.match(/^ {2}\S/gm)).toHaveLength(api ? 6 : 4);
   });
 
   it.skipIf(!runBrowserTests)(
