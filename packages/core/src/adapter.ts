@@ -8,6 +8,8 @@
  * import { adapterOf } from '@payhook/core/adapter';
  * const { process, maxBodyBytes, signatureHeader } = adapterOf(receiver);
  * const result = await process({ method: 'POST', signature: headers[signatureHeader], body });
+ *
+ * @module
  */
 import type { NodeBridge } from './node-bridge/node-bridge.js';
 

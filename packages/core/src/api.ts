@@ -4,6 +4,8 @@
  * name as configured, the escaping of what the service sent before a terminal prints it, and the
  * `html` tag the board's and the reference's pages escape it with. A
  * merchant's webhook code never needs it, so the root entry does not carry it.
+ *
+ * @module
  */
 export * from './protocol/api-schema.js';
 export { signatureHeaderName } from './settings/options.js';

@@ -1,6 +1,10 @@
-// `@payhook/core`: what a merchant writes against. Store authors import `@payhook/core/store`,
-// tools that read the service's tables `@payhook/core/lifecycle`, framework adapters
-// `@payhook/core/adapter`, the REST contract `@payhook/core/api` (CONTRIBUTING.md, "The doors").
+/**
+ * `@payhook/core`: what a merchant writes against. Store authors import `@payhook/core/store`,
+ * tools that read the service's tables `@payhook/core/lifecycle`, framework adapters
+ * `@payhook/core/adapter`, the REST contract `@payhook/core/api` (CONTRIBUTING.md, "The doors").
+ *
+ * @module
+ */
 export { createReceiver } from './running/receiver.js';
 export { createEventRouter, type EventRouter } from './routing/event-router.js';
 export { memoryStore, type MemoryStoreOptions } from './storage/memory-store.js';

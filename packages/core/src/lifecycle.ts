@@ -3,6 +3,8 @@
  * the events that move it (section 3), the events' names and shape (section 6), and every answer a
  * receiver gives. For tools that model the service (the reference, `@payhook/testing`) and stores
  * that index outcomes.
+ *
+ * @module
  */
 export {
   AGREEING_STATUSES,

@@ -1,6 +1,8 @@
 /**
  * `@payhook/core/node`: a receiver on Node's own `http` server (`toNodeListener`), or inside a
  * handler that has a Node request and response (Next's Pages Router).
+ *
+ * @module
  */
 export {
   lingerOnClose,

@@ -2,6 +2,8 @@
  * `@payhook/core/store`: what a store package (`@payhook/store-redis`, `@payhook/store-postgres`,
  * your own) builds on: the contract its tests hold it to (`@payhook/testing/store`), the ledger's
  * shapes and settings, and the clock. A merchant passes a store; only its author imports this.
+ *
+ * @module
  */
 export type { ClaimInside } from './contracts/handling.js';
 export { CLAIM_INSIDE } from './base/shared-keys.js';

@@ -15,6 +15,7 @@ export interface Clock {
    * `keepAlive` says that an answer still waits on it (a copy of an event waiting for the running one).
    */
   setTimeout(callback: () => void, ms: number, options?: { keepAlive?: boolean }): unknown;
+  /** Cancel a timer `setTimeout` gave; it never fires. */
   clearTimeout(handle: unknown): void;
 }
 

@@ -12,6 +12,7 @@ import { NON_RETRIABLE } from './shared-keys.js';
  * });
  */
 export class NonRetriableError extends Error {
+  /** Always `NonRetriableError`. */
   override name = 'NonRetriableError';
 }
 // A registered brand, so that a receiver from another copy of core (ESM and CJS, or two versions) recognises it.

@@ -5,7 +5,9 @@ import { escapeText } from './escape-text.js';
 
 /** Markup that is already safe; everything else put into `html` is escaped. */
 export class Html {
+  /** @param value The markup, as it goes into the page. */
   constructor(readonly value: string) {}
+  /** The markup, so that it joins strings as it is. */
   toString(): string {
     return this.value;
   }

@@ -19,16 +19,23 @@ type AnyLogFunction = (level: LogLevel, fields: never, message: string) => void;
  */
 export interface LoggerObject {
   // The arguments' order depends on the kind of logger (see above), so they are not typed here.
+  /** Gets debug lines: copies of done events, unknown event names. */
   debug?: (...args: any[]) => unknown;
+  /** Gets info lines: every processed, queued and accepted delivery. */
   info?: (...args: any[]) => unknown;
+  /** Gets warn lines: refusals (a bad signature, a held event). */
   warn?: (...args: any[]) => unknown;
+  /** Gets error lines: what needs fixing or loses work. */
   error?: (...args: any[]) => unknown;
+  /** Whether a level is logged, asked before a line is built. */
   isLevelEnabled?: (level: string) => boolean;
 }
 
 /** The one way the receiver logs. Never throws: a logger that throws changes no answer. */
 export interface Log {
+  /** Whether lines of `level` are logged: nothing is built for one that is not. */
   enabled(level: LogLevel): boolean;
+  /** Writes one line; never throws. */
   write(level: LogLevel, fields: LogFields, message: string): void;
 }
 

@@ -13,13 +13,19 @@ import type { RawBody } from '../protocol/signature.js';
  */
 export type DeliverySource = 'webhook' | 'reconcile' | 'replay';
 
+/** What came of one delivery: its outcome and answer, and what names it. Logged, recorded, and given to `onError`. */
 export interface DeliveryReport {
+  /** What the receiver made of it (`OUTCOMES` says what each means). */
   outcome: DeliveryOutcome;
+  /** The HTTP status it was answered with. */
   status: number;
   /** The merchant account, on a receiver with `accounts`, once it is known (never a name nobody resolved). */
   account?: string;
+  /** The transaction's reference, once the body was read. */
   reference?: string;
+  /** The event's name, once the body was read. */
   event?: string;
+  /** The key it was deduplicated on, once it was computed. */
   dedupeKey?: string;
   /** Set on errors: what went wrong, for logs only (never sent back to the service). Logged under `err`. */
   error?: unknown;
@@ -59,14 +65,19 @@ export interface DeliveryReport {
 /** The fields of a report that name the delivery. */
 export type DeliveryFields = Omit<DeliveryReport, 'outcome' | 'status'>;
 
+/** The answer the pipeline decided, for an adapter to write back. */
 export interface ReceiverResult {
+  /** The HTTP status. */
   status: number;
+  /** The answer's headers (`content-type`, and `Allow` on a 405). */
   headers: Readonly<Record<string, string>>;
   /** A short JSON body naming the outcome; never internal error text. */
   body: string;
+  /** What came of the delivery. */
   report: DeliveryReport;
 }
 
+/** Gets every failure: the error, and the report of the delivery it happened in. */
 export type ErrorHandler = (error: unknown, report: DeliveryReport) => void;
 
 /**
@@ -109,6 +120,7 @@ export interface Trace {
  * bytes or why there are none. Adapters only report; every answer is decided by `intake`.
  */
 export interface RawDelivery {
+  /** The request's method: only POST is taken. */
   method: string;
   /** The signature header as the framework gives it (a string, a list, or absent). */
   signature: unknown;

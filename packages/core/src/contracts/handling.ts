@@ -7,6 +7,7 @@ import type { ClaimResult } from '../storage/store-contract.js';
 export interface HandlerContext {
   /** The merchant account the event is for, on a receiver with `accounts` (its secret verified the delivery). */
   account?: string;
+  /** The transaction's reference. */
   reference: string;
   /** The key the delivery was deduplicated on (mode + reference + event by default). */
   dedupeKey: string;
@@ -26,11 +27,13 @@ export interface HandlerContext {
   job?: JobInfo;
 }
 
+/** How a handler is registered (`on`, `onAny`). */
 export interface HandlerOptions {
   /** Fetch the service's record before running (verify for payment.success, retrieve for the rest) and run only if its status agrees with the event. */
   verify?: boolean;
 }
 
+/** A handler: gets the event, typed by its name, and what the receiver knows of the delivery. Throw to have it retried; throw `NonRetriableError` when a retry cannot help. */
 export type EventHandler<E extends PaymentEventName = PaymentEventName> = (event: PaymentEvent<E>, context: HandlerContext) => unknown;
 
 /**
@@ -62,10 +65,13 @@ export interface Plan {
 export interface QueuedEvent {
   /** The job format; a worker refuses (dead-letters) a version it does not know. */
   v: 1;
+  /** The event, as verified and parsed. */
   event: PaymentEvent;
   /** The dedupe key the web process computed (its `dedupeKey` option): the worker claims this key. */
   dedupeKey: string;
+  /** Where the event came from: `webhook`, `reconcile` or `replay`. */
   source: HandlerContext['source'];
+  /** Which of the configured secrets matched; null for a reconciled event. */
   secretIndex: number | null;
   /** The merchant account, on a receiver with `accounts`: the worker runs the handlers with it as `ctx.account`. */
   account?: string;
@@ -81,6 +87,7 @@ export interface QueuedEvent {
  * retry after a crash between the two adds nothing (BullMQ).
  */
 export interface Handoff {
+  /** Put the job on the queue; resolves once it is durably there. A rejection fails the delivery as a handler error would, and the service retries it. */
   enqueue(job: QueuedEvent, ctx: HandlerContext): Promise<void>;
   /**
    * The enqueue taking the queued key's claim in its own transaction (see `ClaimInside`): the
@@ -96,8 +103,11 @@ export interface Handoff {
 
 /** The part of `@payhook/client` the receiver uses to ask the service for the authoritative record. */
 export interface RecordClient {
+  /** The transaction endpoints the receiver calls. */
   transactions: {
+    /** The transaction when it is completed; an error otherwise. */
     verify(reference: string): Promise<TransactionRecord>;
+    /** The transaction as the service has it, in any status. */
     retrieve(reference: string): Promise<TransactionRecord>;
     /** The transaction's timeline: the ordering guard reads when each event happened. `@payhook/client` has it. */
     timeline?(reference: string): Promise<Timeline>;
@@ -111,6 +121,7 @@ export interface RecordClient {
  * follows its delivery's 202 or 503 report, with the same `dedupeKey`. Errors it throws are ignored.
  */
 export interface Telemetry {
+  /** Gets one report, with the receiver's clock. */
   record(report: DeliveryReport, now: number): void;
 }
 

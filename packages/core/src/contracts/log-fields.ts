@@ -23,9 +23,11 @@ export type LogFields = Partial<Omit<DeliveryReport, 'error'>> &
     skipped?: number;
     /** Ledger records dropped (the store fell behind) or not written. */
     dropped?: number;
+    /** Ledger records that could not be written or were refused, on the line that says so. */
     records?: number;
     /** Why the memory store cannot deduplicate here (`cause`), and the platform it runs on. */
     cause?: string;
+    /** The platform the memory store runs on, on the line that says it cannot deduplicate there. */
     platform?: string;
     /** How often the order guard held an event before running it. */
     holds?: number;
@@ -35,4 +37,5 @@ export type LogFields = Partial<Omit<DeliveryReport, 'error'>> &
 /** A plain function as the logger: structured fields first, message second. */
 export type LogFunction = (level: LogLevel, fields: LogFields, message: string) => void;
 
+/** The `logger` option: an object with level methods (pino, winston, `console`…) or a plain function. */
 export type LoggerOption = LoggerObject | LogFunction;

@@ -11,9 +11,11 @@ import type { LogFields } from './log-fields.js';
 import type { DeliveryReport, DeliverySource, ErrorHandler, RawDelivery, ReceiverResult } from './delivery.js';
 import type { EventHandler, HandlerOptions } from './handling.js';
 
+/** A receiver, as `createReceiver` makes it: register handlers, then mount `handle` (or an adapter) at the webhook route. */
 export interface Receiver {
   /** Run `handler` for one event or several; `{ verify: true }` runs it only once the service's record agrees. */
   on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): Receiver;
+  /** Run `handler` for every event, after the `on` handlers of its name. */
   onAny(handler: EventHandler, options?: HandlerOptions): Receiver;
   /** Called for every failure: handler errors (also after a 202), rejected events, store errors. */
   onError(handler: ErrorHandler): Receiver;
@@ -46,10 +48,13 @@ export interface Receiver {
    * rotation, or an account joins or leaves. Throws on a receiver without `accounts`.
    */
   forgetAccount(account: string): void;
+  /** The store the receiver claims deliveries in. */
   readonly store: Store;
+  /** How the receiver keys an event for dedupe (`dedupeKey` option, or mode + reference + event). */
   readonly dedupeKey: (event: PaymentEvent) => string;
 }
 
+/** What `handle` takes beside the request. */
 export interface HandleOptions {
   /** Keeps work alive after the answer on platforms that would otherwise freeze or cancel it. */
   waitUntil?: (work: Promise<unknown>) => void;
@@ -63,6 +68,7 @@ export interface ReceiverAdapter {
   process(delivery: RawDelivery): Promise<ReceiverResult>;
   /** The bare 500 for an error outside the pipeline (in the adapter itself), logged through the receiver. Never throws. */
   fail(error: unknown): ReceiverResult;
+  /** Largest body accepted, in bytes (the `maxBodyBytes` option). */
   readonly maxBodyBytes: number;
   /** How long a body may take to arrive, on the receiver's clock; past it the delivery is `too-slow`. */
   readonly bodyDeadline: BodyDeadline;
@@ -77,6 +83,7 @@ export interface ReceiverAdapter {
   readonly log: (level: LogLevel, fields: LogFields, message: string) => void;
 }
 
+/** How `replay` runs a recorded delivery. */
 export interface ReplayOptions {
   /** Run a done event's handlers again, under a key of this replay's own. Recorded as `forced`. */
   force?: boolean;

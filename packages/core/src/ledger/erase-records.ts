@@ -7,6 +7,7 @@ const NAME = '[@payhook/core]';
 
 /** Whose deliveries to erase: a payment's reference, or a customer's email or phone (matched whole in the kept bodies). */
 export interface EraseQuery {
+  /** Every delivery of this payment (its reference). */
   reference?: string;
   /** One whole address, like `ada@example.com`: matched whole, case aside. A part of one (`@`, `.com`) is refused. */
   email?: string;

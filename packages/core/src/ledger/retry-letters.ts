@@ -7,6 +7,7 @@ import type { Receiver } from '../contracts/receiving.js';
 import { accountKeyPrefix, isAccountName } from '../accounts/account-name.js';
 import { accountLedger } from './account-ledger.js';
 
+/** What `retryDeadLetters` reports of one dead letter: its replay, and whether that closed it. */
 export interface DeadLetterRetry {
   /** The dead letter's record. */
   id: string;

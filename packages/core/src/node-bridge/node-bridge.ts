@@ -7,6 +7,7 @@ import type { ReceiverResult } from '../contracts/delivery.js';
 import type { Receiver } from '../contracts/receiving.js';
 import type { RawBody } from '../protocol/signature.js';
 
+/** What `processNodeRequest` and `toNodeListener` take beside the request. */
 export interface NodeDeliveryOptions {
   /**
    * The raw body, when something upstream already read the stream and kept the bytes (Fastify's
@@ -157,7 +158,10 @@ export function toNodeListener(receiver: Receiver, options: NodeDeliveryOptions 
 
 /** The Node bridge, as `@payhook/core/adapter` hands it to adapters under the Node conditions. */
 export interface NodeBridge {
+  /** Reads a Node request's body and runs the pipeline on it: the answer to write. */
   processNodeRequest: typeof processNodeRequest;
+  /** Writes a pipeline answer to a Node response. */
   writeNodeResponse: typeof writeNodeResponse;
+  /** Lets an answer sent before the body was read reach a client still uploading. */
   lingerOnClose: typeof lingerOnClose;
 }

@@ -4,6 +4,7 @@ import type { DeliveryReport } from '../contracts/delivery.js';
 import { levelOf } from './report.js';
 import type { Telemetry } from '../contracts/handling.js';
 
+/** What `openTelemetry` takes: the tracer and meter, when not the global ones. */
 export interface OpenTelemetryOptions {
   /** Default: `trace.getTracer('@payhook/core')`, from the globally registered provider (a no-op until an SDK is). */
   tracer?: Tracer;

@@ -8,6 +8,7 @@ import { TRANSACTION_STATUSES } from './payment-lifecycle.js';
 
 /** Currencies the service accepts at initialize. */
 export const SUPPORTED_CURRENCIES = ['ETB', 'USD'] as const;
+/** `ETB` or `USD`. */
 export type SupportedCurrency = (typeof SUPPORTED_CURRENCIES)[number];
 
 /** Largest amount accepted at initialize, in the currency's minor units (cents). */

@@ -67,6 +67,7 @@ export const initializeResultSchema = z.looseObject({
   status: z.string().optional(),
   expiresAt: z.string().optional(),
 });
+/** The initialize result, as `initializeResultSchema` reads it. */
 export type InitializeResult = z.infer<typeof initializeResultSchema>;
 
 /** The customer on a record: every field may be null (go-sdk types.go `Customer`). */
@@ -100,6 +101,7 @@ export const transactionRecordSchema = z.looseObject({
   updatedAt: z.string().optional(),
   expiresAt: z.string().optional(),
 });
+/** A transaction as verify, retrieve and list return it (`transactionRecordSchema`). */
 export type TransactionRecord = z.infer<typeof transactionRecordSchema>;
 
 /**
@@ -115,6 +117,7 @@ export const timelineEventSchema = z.looseObject({
   errorMessage: nullable(z.string()),
   status: z.enum(TRANSACTION_STATUSES).optional(),
 });
+/** One step in a transaction's life (`timelineEventSchema`). */
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 
 /** The timeline endpoint's body: events oldest first. */
@@ -122,6 +125,7 @@ export const timelineSchema = z.looseObject({
   reference: z.string(),
   events: z.array(timelineEventSchema),
 });
+/** The timeline endpoint's body (`timelineSchema`). */
 export type Timeline = z.infer<typeof timelineSchema>;
 
 /** A list page, newest first, PAGE_SIZE at most (go-sdk types.go `transactionListResponse`). */
@@ -130,6 +134,7 @@ export const listPageSchema = z.looseObject({
   nextCursor: z.string().nullable(),
   hasMore: z.boolean(),
 });
+/** A list page (`listPageSchema`). */
 export type ListPage = z.infer<typeof listPageSchema>;
 
 /** An entry of `GET /v1/payment-providers/list`, for a merchant's dropdown (go-sdk types.go `ProviderItem`). */
@@ -138,6 +143,7 @@ export const providerItemSchema = z.looseObject({
   providerName: nullable(z.string()),
   flowCode: nullable(z.string()),
 });
+/** An entry of the compact provider list (`providerItemSchema`). */
 export type ProviderItem = z.infer<typeof providerItemSchema>;
 
 /**
@@ -148,6 +154,7 @@ export const providerSchema = providerItemSchema.extend({
   providerCategory: nullable(z.string()),
   isEnabled: z.boolean().default(false),
 });
+/** An entry of the full provider list (`providerSchema`). */
 export type Provider = z.infer<typeof providerSchema>;
 
 /** Both provider endpoints answer `{ data: [...] }`. */
@@ -219,6 +226,7 @@ export const listQuerySchema = z
   }));
 /** The list query as sent (strings, as in a URL). */
 export type ListQueryInput = z.input<typeof listQuerySchema>;
+/** The list query once checked: `from` and `to` as Dates, `to` at the last millisecond it covers. */
 export type ListQuery = z.output<typeof listQuerySchema>;
 
 /** The envelope of every failure (2.4). */
@@ -226,4 +234,5 @@ export const errorEnvelopeSchema = z.object({
   status: z.literal('error'),
   data: z.object({ message: z.string() }),
 });
+/** The body of every failure (`errorEnvelopeSchema`). */
 export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;

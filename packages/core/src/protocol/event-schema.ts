@@ -39,6 +39,7 @@ const shape = {
   paidAt: orNull(timestamp),
   createdAt: timestamp,
 };
+/** The webhook payload as a zod schema (`shape` above), for tools that parse one; the receiver checks payloads by hand, to the same verdict (./event-check.ts). */
 export const paymentEventSchema = z.looseObject(shape);
 
 // The known fields only: an index signature would make `Omit` below erase them.
@@ -51,5 +52,8 @@ type Payload = z.output<z.ZodObject<typeof shape>>;
  * function fulfil(event: PaymentEvent<'payment.success'>) { orders.markPaid(event.merchantReference); }
  */
 export type PaymentEvent<E extends PaymentEventName = PaymentEventName> = E extends PaymentEventName
-  ? Omit<Payload, 'event'> & { event: E }
+  ? Omit<Payload, 'event'> & {
+      /** The event's name: `payment.success`, …. */
+      event: E;
+    }
   : never;

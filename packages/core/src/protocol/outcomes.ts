@@ -9,6 +9,7 @@
  */
 import type { LogLevel } from '../base/logger.js';
 
+/** The facts of one outcome: its answer, its log level, and what it means for the handlers, a queue job and the ledger. */
 export interface OutcomeFacts {
   /** The HTTP status the service is answered. */
   status: number;
@@ -24,9 +25,11 @@ export interface OutcomeFacts {
   common: boolean;
   /** When the delivery goes to the ledger's dead letters: `always`; `unretried`, when no service retry follows (a reconcile's, or a late outcome after the answer); or `never`. */
   deadLetter: 'always' | 'unretried' | 'never';
+  /** What the outcome means, in a few words (the board shows it over the outcome's name). */
   description: string;
 }
 
+/** Every outcome a receiver answers with, and its facts: one row each. `DeliveryOutcome` is one of their names. */
 // biome-ignore format: one row per outcome, its facts read across as a table
 export const OUTCOMES = {
   processed: { status: 200, level: 'info', handlers: 'ran', settled: true, job: 'complete', common: true, deadLetter: 'never',

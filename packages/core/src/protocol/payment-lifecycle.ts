@@ -19,6 +19,7 @@ export const EVENT_NAMES = [
   'payment.refunded',
   'payment.reversed',
 ] as const;
+/** A webhook event's name: one of EVENT_NAMES (`payment.success`, …). */
 export type PaymentEventName = (typeof EVENT_NAMES)[number];
 
 /** Every transaction status; `pending` is the status right after initialize. */
@@ -32,15 +33,20 @@ export const TRANSACTION_STATUSES = [
   'refunded',
   'reversed',
 ] as const;
+/** A transaction's status: one of TRANSACTION_STATUSES. */
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
 
+/** One way a transaction's status moves: from which statuses, to which, and what it sends. */
 export interface Transition {
+  /** The statuses it moves from. */
   from: readonly TransactionStatus[];
+  /** The status it moves to. */
   to: TransactionStatus;
   /** The webhook the move sends, or null for none. */
   event: PaymentEventName | null;
   /** The move's `eventType` on the transaction's timeline (snake_case, as the SDKs show `session_created`, `payment_failed`). */
   step: string;
+  /** The move in a few words (`Payment completed`): a failure's message on the timeline when none is given. */
   description: string;
 }
 
@@ -78,11 +84,14 @@ export const TRANSITIONS = {
   },
   reverse: { from: ['completed'], to: 'reversed', event: 'payment.reversed', step: 'payment_reversed', description: 'Payment reversed' },
 } as const satisfies Record<string, Transition>;
+/** A sandbox action: the name of one of TRANSITIONS (`pay`, `complete-refund`, …). */
 export type Action = keyof typeof TRANSITIONS;
 
+/** Whether a name is one of TRANSITIONS' actions. */
 export const isAction = (name: string): name is Action => Object.hasOwn(TRANSITIONS, name);
 
 const NAMES: ReadonlySet<unknown> = new Set(EVENT_NAMES);
+/** Whether a value is one of EVENT_NAMES. */
 export const isPaymentEventName = (name: unknown): name is PaymentEventName => NAMES.has(name);
 
 const moves: readonly Transition[] = Object.values(TRANSITIONS);

@@ -4,6 +4,7 @@ import type { SyncHmac } from '../platform/platform.js';
 /** The raw body as received: bytes, or a string hashed as its UTF-8 bytes. Never a parsed object. */
 export type RawBody = Uint8Array | string;
 
+/** What a signature check answers: `ok`, with the index of the secret that matched; or not, with why. */
 export type VerifyResult =
   | { ok: true; secretIndex: number }
   | { ok: false; reason: 'missing' | 'malformed' | 'mismatch' | 'no-secret' }

@@ -2,7 +2,9 @@ import type { Clock } from '../base/clock.js';
 
 /** How long the body may take, on which clock. */
 export interface BodyDeadline {
+  /** Milliseconds the whole body may take to arrive. */
   ms: number;
+  /** The clock the deadline's timer is set on. */
   clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>;
 }
 

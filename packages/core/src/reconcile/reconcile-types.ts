@@ -10,14 +10,18 @@ import type { Mode } from '../protocol/payment-lifecycle.js';
 export interface ReconcileClient {
   /** The environment of the client's key: the mode of a record that does not carry its own. */
   readonly mode?: Mode;
+  /** The transaction endpoint a reconciler calls. */
   transactions: {
+    /** Every transaction of the range, across pages (and 90-day windows). */
     listAll(filters: { from?: Date | string; to?: Date | string }): AsyncIterable<TransactionRecord>;
   };
 }
 
+/** What `createReconciler` takes: the client and the receiver; the rest have defaults. */
 export interface ReconcilerOptions {
   /** Best a client with `priority: 'background'` on the limiter the app's client uses. */
   client: ReconcileClient;
+  /** The receiver whose handlers and store run the recovered events. */
   receiver: Receiver;
   /**
    * On a receiver with `accounts`: the account this reconciler recovers, whose API key `client`
@@ -32,6 +36,7 @@ export interface ReconcilerOptions {
   logger?: LoggerOption;
 }
 
+/** What one run found and did. */
 export interface ReconcileRun {
   /** Transactions the list returned. */
   scanned: number;
@@ -43,6 +48,7 @@ export interface ReconcileRun {
   failed: DeliveryReport[];
 }
 
+/** A reconciler, as `createReconciler` makes it: one run over a range, or runs on a timer. */
 export interface Reconciler {
   /** Walk the transactions of a range and run every event that has no done record yet. */
   run(range: { from: Date | string; to: Date | string }): Promise<ReconcileRun>;

@@ -4,6 +4,7 @@ import type { LoopWatch } from '../contracts/handling.js';
 import { isPaymentEventName } from '../protocol/payment-lifecycle.js';
 import { isPromise, type Awaitable } from '../base/maybe-async.js';
 
+/** Handlers by event name, as `createEventRouter` makes them: dispatched without any HTTP. */
 export interface EventRouter {
   /** Run `handler` for one event name or several. */
   on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): EventRouter;

@@ -22,8 +22,11 @@ export type JobVerdict =
   /** Give up and move it to the dead-letter queue: NonRetriableError, the last attempt failed, or the job is not one payhook wrote. */
   | { action: 'dead-letter'; report: DeliveryReport; error: Error };
 
+/** The runner `createJobRunner` makes: handlers by event name, and `run` for each job the engine takes. */
 export interface JobRunner {
+  /** Run `handler` for one event name or several. */
   on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): JobRunner;
+  /** Run `handler` for every event, after the `on` handlers of its name. */
   onAny(handler: EventHandler, options?: HandlerOptions): JobRunner;
   /** Called for every failure: handler errors, store errors, jobs that are not payhook's. */
   onError(handler: ErrorHandler): JobRunner;
@@ -31,6 +34,7 @@ export interface JobRunner {
   run(data: unknown, job: JobInfo): Promise<JobVerdict>;
   /** Log an engine's own failure (a job that could not be fetched or marked done) through the worker's logger, at error. */
   logError(message: string, error: unknown): void;
+  /** The store the runner claims jobs' keys in. */
   readonly store: Store;
 }
 
@@ -140,13 +144,17 @@ function readJob(data: unknown): QueuedEvent | Error {
 
 /** What a queue package's `createWorker` returns: the runner's router, and the engine's start and close. */
 export interface QueueWorker {
+  /** Run `handler` for one event name or several. */
   on<E extends PaymentEventName>(event: E | readonly E[], handler: EventHandler<E>, options?: HandlerOptions): this;
+  /** Run `handler` for every event, after the `on` handlers of its name. */
   onAny(handler: EventHandler, options?: HandlerOptions): this;
+  /** Called for every failure: handler errors, store errors, jobs that are not payhook's. */
   onError(handler: ErrorHandler): this;
   /** Start taking jobs; resolves once connected. */
   start(): Promise<void>;
   /** Stop taking jobs and wait for the running ones. */
   close(): Promise<void>;
+  /** The runner the worker runs each job with. */
   readonly runner: JobRunner;
 }
 

@@ -17,7 +17,7 @@ export interface Ledger {
   append(entries: readonly LedgerEntry[]): Promise<void>;
   /** Add to a record: its late outcome, its dead letter, or the retry that answered its dead letter. */
   update(id: string, patch: LedgerPatch): Promise<void>;
-  get(id: string): Promise<LedgerEntry | undefined>;
+  /** The record of that id, or undefined. */ get(id: string): Promise<LedgerEntry | undefined>;
   /** Records newest first, filtered by every field the query sets. */
   list(query?: LedgerQuery): Promise<LedgerEntry[]>;
   /** Delete records whatever their state (open dead letters too), with their index entries; resolves to how many were held. */
@@ -30,25 +30,25 @@ export interface Ledger {
   readonly failedDoneTtlMs?: number;
 }
 
-export type LedgerBodyMode = 'keep' | 'hash';
+/** `keep` (the raw bytes, for replay) or `hash` (their SHA-256 only). */ export type LedgerBodyMode = 'keep' | 'hash';
 
 /** Where a delivery came from: signed by the service, recovered by a reconcile, or replayed from the ledger. */
 export type LedgerSource = 'webhook' | 'reconcile' | 'replay';
 
-export interface LedgerEntry {
+/** One delivery attempt, as the ledger keeps it. */ export interface LedgerEntry {
   /** Unique per attempt, and sorts in the order records were received. */
   id: string;
   /** Epoch milliseconds on the receiver's clock. */
   receivedAt: number;
-  source: LedgerSource;
+  /** `webhook`, `reconcile` or `replay`. */ source: LedgerSource;
   /** The merchant account (a receiver with `accounts`), once known: never a name nobody resolved. */
   account?: string;
-  reference?: string;
-  event?: string;
-  dedupeKey?: string;
+  /** The transaction's reference, once read. */ reference?: string;
+  /** The event's name, once read. */ event?: string;
+  /** The key it was deduplicated on. */ dedupeKey?: string;
   /** What the receiver answered, and with which status. */
   outcome: DeliveryOutcome;
-  status: number;
+  /** The HTTP status. */ status: number;
   /** From the body's arrival to the answer. */
   durationMs: number;
   /** Which claim of the event this was (1 the first time); absent where nothing was claimed. */
@@ -61,7 +61,7 @@ export interface LedgerEntry {
   signatureHeader?: string;
   /** The raw body, as UTF-8 text (`bodyEncoding` utf8) or base64 when it is not UTF-8. Absent in `hash` mode and for a refusal. */
   body?: string;
-  bodyEncoding?: 'utf8' | 'base64';
+  /** How `body` is written: `utf8` or `base64`. */ bodyEncoding?: 'utf8' | 'base64';
   /** Hex SHA-256 of the raw body, in `hash` mode and for a refusal (`isRefusal`). */
   bodySha256?: string;
   /** For a refusal, instead of its body: its first characters, control and bidi characters escaped as \uXXXX. */
@@ -74,17 +74,17 @@ export interface LedgerEntry {
   deadLetter?: DeadLetter;
   /** For a replay: the record it replayed, and whether a done event was forced to run again. */
   replayOf?: string;
-  forced?: boolean;
+  /** Whether a done event was forced to run again. */ forced?: boolean;
 }
 
-export interface LateOutcome {
-  outcome: DeliveryOutcome;
+/** What a handler still running at the 202 came to. */ export interface LateOutcome {
+  /** The handler's outcome. */ outcome: DeliveryOutcome;
   /** From the body's arrival to the handler's end. */
   durationMs: number;
-  error?: string;
+  /** The error's message, when it failed. */ error?: string;
 }
 
-export interface DeadLetter {
+/** An event sent to the dead letters, on the record of the attempt that sent it. */ export interface DeadLetter {
   /** `rejected`: a handler threw NonRetriableError. `late-failed`: a handler failed after the 202. `reconcile-failed`: a reconcile found the event and could not run it. */
   reason: DeadLetterReason;
   /** When it went there, epoch ms. */
@@ -93,13 +93,13 @@ export interface DeadLetter {
   retriedBy?: string;
 }
 
-export type LedgerPatch = Partial<Pick<LedgerEntry, 'late' | 'deadLetter'>>;
+/** What `update` adds to a record. */ export type LedgerPatch = Partial<Pick<LedgerEntry, 'late' | 'deadLetter'>>;
 
-export interface LedgerQuery {
+/** What `list` filters by; every field given must match. */ export interface LedgerQuery {
   /** Only this merchant account's records (a receiver with `accounts`). */
   account?: string;
-  reference?: string;
-  event?: string;
+  /** Only this transaction's records. */ reference?: string;
+  /** Only this event's records. */ event?: string;
   /** Matches the answer's outcome or the late outcome. */
   outcome?: DeliveryOutcome;
   /** Received at or after, epoch ms. */
@@ -114,7 +114,7 @@ export interface LedgerQuery {
   limit?: number;
 }
 
-export interface LedgerOptions {
+/** A store's `ledger` option: how bodies are kept, and how many records for how long. */ export interface LedgerOptions {
   /** `keep` (default) stores the raw body, which replay needs; `hash` stores its SHA-256 only. */
   body?: LedgerBodyMode;
   /** Most records kept; the oldest go first. Open dead letters are kept past it. */
@@ -132,8 +132,8 @@ export interface LedgerOptions {
 }
 
 const DAY = 24 * 60 * 60 * 1000;
-export const DEFAULT_LEDGER_RETENTION_MS = 7 * DAY;
-export const DEFAULT_DEAD_LETTER_RETENTION_MS = 30 * DAY;
+/** Seven days: how long records are kept by default. */ export const DEFAULT_LEDGER_RETENTION_MS = 7 * DAY;
+/** Thirty days: how long an open dead letter is kept by default. */ export const DEFAULT_DEAD_LETTER_RETENTION_MS = 30 * DAY;
 export const MAX_LEDGER_PAGE = 1000;
 
 /** The options with defaults filled in and checked; `name` starts the error message (the store's package). */

@@ -15,6 +15,7 @@ import {
   type StoreRecord,
 } from './store-contract.js';
 
+/** What `memoryStore` takes; every field has a default. */
 export interface MemoryStoreOptions {
   /** Most keys kept; the least recently used go first. Default 100,000. */
   max?: number;

@@ -11,6 +11,7 @@ export interface PrimaryIdentity {
 /** How far before the last answer of the old primary the recovery window starts: its replicas' lag, with room for clocks. */
 export const SWITCH_MARGIN_MS = 5 * 60_000;
 
+/** What `primaryWatch` gives a store: it is told when calls succeed and whom it connected to. */
 export interface PrimaryWatch {
   /** The primary was there until now: a store call just succeeded, or its connection just closed. */
   ok(): void;

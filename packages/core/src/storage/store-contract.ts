@@ -66,18 +66,29 @@ export interface Store {
  */
 export type Outcome = 'ok' | 'rejected';
 
+/** How `complete` marks a claim done. */
 export interface CompleteOptions {
   /** How long the done record is kept. Defaults to the store's retention. */
   ttlMs?: number;
+  /** How the handlers ended: `ok` (the default) or `rejected`. */
   outcome?: Outcome;
 }
 
+/**
+ * What `claim` answers: `claimed`, with the token that completes, releases or extends it;
+ * `in-progress`, another holds it until `leaseExpiresAt` (epoch ms); or `done`, with how the
+ * handlers ended and when (`completedAt`, epoch ms).
+ */
 export type ClaimResult =
   /** `attempt` counts claims of this key: 1 the first time, more after a release or an expired lease. */
   | { status: 'claimed'; token: string; attempt: number }
   | { status: 'in-progress'; leaseExpiresAt: number }
   | { status: 'done'; outcome: Outcome; completedAt: number };
 
+/**
+ * A key's record as `get` reads it: `claimed` (its lease ends at `leaseExpiresAt`, epoch ms),
+ * `released`, or `done`; `attempt` counts its claims.
+ */
 export type StoreRecord =
   | { state: 'claimed'; attempt: number; leaseExpiresAt: number }
   | { state: 'released'; attempt: number }

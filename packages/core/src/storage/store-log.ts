@@ -12,12 +12,15 @@ import type { Log, LogFields } from '../base/logger.js';
  * log.warn('[@payhook/store-x] the server keeps nothing on disk: …');
  */
 export interface StoreLog {
+  /** Write a warning: to the console, or at warn through the logger handed over. */
   warn(message: string, fields?: LogFields): void;
+  /** Write an error: to the console, or at error through the logger handed over. */
   error(message: string, fields?: LogFields): void;
   /** From now on, write through `log`; a second call changes nothing. */
   use(log: Log): void;
 }
 
+/** A store's log, writing to the console until a receiver hands it its logger. */
 export function storeLog(): StoreLog {
   let to: Log | undefined;
   const write = (level: 'warn' | 'error', message: string, fields: LogFields = {}) => {
