@@ -28,6 +28,7 @@ export const recordKeys = (prefix: string, key: string): [string, string] => [`$
  */
 export type ScriptRunner = (script: StoreScript, keys: readonly [string, string], args: readonly (string | number)[]) => Promise<unknown>;
 
+/** What `scriptedStore` takes: how scripts are run; the rest have defaults. */
 export interface ScriptedStoreOptions {
   /** Runs the scripts; throws when the server cannot be asked. */
   run: ScriptRunner;

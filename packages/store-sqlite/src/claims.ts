@@ -13,6 +13,7 @@ interface Row {
   expires_at: number;
 }
 
+/** What `claimsOver` takes: the table, the clock, and how a write transaction is run. */
 export interface ClaimsOptions {
   /** The claims' table, made if absent. */
   table: string;
