@@ -54,9 +54,11 @@ export function load(app) {
   /** Whether a reflection is a field of an inline object type whose holder (a property, a function, a union type) says what it is. */
   const describedByHolder = (r) => {
     if (!r.kindOf(ReflectionKind.Property) || !r.parent?.kindOf(ReflectionKind.TypeLiteral)) return false;
+    let returned = false; // whether the walk passed a signature: a field of what a function returns
     for (let holder = r.parent, literal = r.parent; holder; literal = holder, holder = holder.parent) {
       if (holder.kindOf(ReflectionKind.TypeLiteral)) continue;
-      if (holder.kindOf(ReflectionKind.TypeAlias) && holder.hasComment()) return isVariant(holder.type, literal);
+      if (holder.kindOf(ReflectionKind.TypeAlias) && holder.hasComment()) return returned || isVariant(holder.type, literal);
+      returned ||= holder.kindOf(ReflectionKind.SomeSignature);
       if (!holder.kindOf(ReflectionKind.Property | ReflectionKind.SomeSignature | ReflectionKind.FunctionOrMethod)) return false;
       if (holder.hasComment()) return true;
       if (holder.kindOf(ReflectionKind.Property)) return describedByHolder(holder);
