@@ -1,3 +1,9 @@
+/**
+ * `@payhook/board/node`: the board on Node's own requests: Express and `node:http` (`nodeBoard`),
+ * Fastify (`fastifyBoard`).
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Board } from './board.js';

@@ -1,3 +1,8 @@
+/**
+ * `@payhook/client`: a typed client of the payment service's API, and the rate limiter its clients share.
+ *
+ * @module
+ */
 export { createClient, type Client, type ClientOptions } from './client.js';
 export { MAX_EMPTY_PAGES, windows, type ListFilters, type Transaction, type TransactionPage } from './list.js';
 export type { ProvidersApi } from './providers.js';

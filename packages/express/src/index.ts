@@ -1,3 +1,8 @@
+/**
+ * `@payhook/express`: the Express 4 and 5 adapter for `@payhook/core`.
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RawBody, Receiver } from '@payhook/core';
 import { adapterOf, nodeBridgeFor } from '@payhook/core/adapter';

@@ -1,3 +1,8 @@
+/**
+ * `@payhook/fastify`: the Fastify 4 and 5 plugin for `@payhook/core`.
+ *
+ * @module
+ */
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Receiver } from '@payhook/core';

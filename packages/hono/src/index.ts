@@ -1,3 +1,8 @@
+/**
+ * `@payhook/hono`: the Hono 4 adapter for `@payhook/core`, on the platforms Hono runs on.
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import type { Receiver } from '@payhook/core';

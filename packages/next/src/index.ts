@@ -1,3 +1,8 @@
+/**
+ * `@payhook/next`: the Next.js adapter for `@payhook/core`: App Router route handlers and Pages Router API routes.
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Receiver } from '@payhook/core';
 import { nodeBridge } from '@payhook/core/adapter';

@@ -1,3 +1,9 @@
+/**
+ * `@payhook/reference`: the reference implementation of the payment service, for development and
+ * tests: its API, its webhooks and their retries, and sandbox faults.
+ *
+ * @module
+ */
 export { createReferenceService } from './service/create-service.js';
 export type { ReferenceService, ReferenceServiceOptions } from './contract/service-types.js';
 export { listen, type ListenOptions, type RunningServer } from './http/server.js';

@@ -1,3 +1,8 @@
+/**
+ * `@payhook/store-postgres`: the PostgreSQL store: exactly-once webhook handling across processes.
+ *
+ * @module
+ */
 export { postgresStore, type PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 export type { TransactionalEffect, TransactionalOptions } from './transactional.js';
 export type { PurgeOptions } from './purge.js';

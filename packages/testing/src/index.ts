@@ -1,3 +1,9 @@
+/**
+ * `@payhook/testing`: helpers for testing webhook handlers: signed events, deliveries with the
+ * service's retries on a virtual clock, the reference service, and vitest and jest matchers.
+ *
+ * @module
+ */
 export { createEvent, createEvents, newReference, type EventOverrides } from './events/create-event.js';
 export {
   signedBody,

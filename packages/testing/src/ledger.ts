@@ -1,3 +1,8 @@
+/**
+ * `@payhook/testing/ledger`: the ledger contract as a vitest suite, to run against a store's ledger.
+ *
+ * @module
+ */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryOutcome, LedgerEntry } from '@payhook/core';

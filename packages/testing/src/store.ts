@@ -1,3 +1,7 @@
+/**
+ * `@payhook/testing/store`: the store contract as a vitest suite, to run against a store of your own.
+ * @module
+ */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '@payhook/core';
