@@ -1,4 +1,4 @@
-// The API reference's two rules that typedoc.json cannot say (issue 56), loaded by its `plugin`.
+// The API reference's rules that typedoc.json cannot say (issue 56), loaded by its `plugin`.
 // 1. Each entry is named as it is imported: packages/core/src/otel.ts is `@payhook/core/otel`,
 //    a package's src/index.ts its bare name; an entry that its package.json does not export fails.
 // 2. The members of a value's own shape (an `as const` table's rows, a zod schema's fields, written
