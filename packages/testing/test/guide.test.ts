@@ -11,7 +11,10 @@ it.each([
   const marker = (word: string) => `<!-- ${word}: ${path} -->`;
   const start = guide.indexOf(`${marker('begin')}\n\`\`\`${lang}\n`);
   const end = guide.indexOf(`\`\`\`\n${marker('end')}`);
-  expect(start >= 0 && end > start, `docs/guides/testing/README.md lost its ${path} block: restore the begin/end markers around the code`).toBe(true);
+  expect(
+    start >= 0 && end > start,
+    `docs/guides/testing/README.md lost its ${path} block: restore the begin/end markers around the code`,
+  ).toBe(true);
   const block = guide.slice(start + marker('begin').length + lang.length + 5, end);
   expect(block, `docs/guides/testing/README.md differs from ${path}: copy the file into the guide`).toBe(read(file));
 });

@@ -86,7 +86,12 @@ function serverless(g: Globals, env: Env): [platform: string, advice: string] | 
     ];
   }
   const found = SERVERLESS_ENV.find(([name]) => env[name]);
-  return found && [found[1], `Use ${SHARED}; where there is no TCP, upstashStore from @payhook/store-upstash${found[0] === 'AWS_LAMBDA_FUNCTION_NAME' ? ' or dynamoStore from @payhook/store-dynamodb' : ''}.`];
+  return (
+    found && [
+      found[1],
+      `Use ${SHARED}; where there is no TCP, upstashStore from @payhook/store-upstash${found[0] === 'AWS_LAMBDA_FUNCTION_NAME' ? ' or dynamoStore from @payhook/store-dynamodb' : ''}.`,
+    ]
+  );
 }
 
 /**
