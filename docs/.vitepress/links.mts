@@ -2,12 +2,15 @@
 // written for GitHub hold; a README.md is its folder's page; a relative link that leaves docs/ (the
 // README, a package's source, a test) or names a file that is no page (a snippet, an image) becomes
 // a link to that file on GitHub; a link into the API reference (/api/, TypeDoc's pages, not
-// VitePress's) is loaded by the browser, not by the site's router.
+// VitePress's; written as the published site's URL, so that it works on GitHub too) is loaded by
+// the browser, not by the site's router.
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { MarkdownRenderer } from 'vitepress';
 
 export const GITHUB = 'https://github.com/payhook/payhook';
+/** The published site: a link to its API pages, written so that it works on GitHub too, stays on the built site. */
+export const SITE = 'https://payhook.github.io/payhook/';
 
 /** GitHub's heading ids (github-slugger): lower case, punctuation dropped, each space a hyphen. */
 export function slugify(text: string): string {
@@ -27,6 +30,7 @@ const EXTERNAL = /^(?:[a-z][a-z\d+.-]*:|\/\/)/i;
  */
 export function siteHref(href: string, from: string, docsDir: string, excluded: string[]): string | undefined {
   const docs = resolve(docsDir);
+  if (href.startsWith(`${SITE}api/`)) return `/${href.slice(SITE.length)}`;
   if (href === '' || href.startsWith('#') || href.startsWith('/') || EXTERNAL.test(href)) return undefined;
   const [, path = '', rest = ''] = /^([^?#]*)(.*)$/.exec(href)!;
   const target = resolve(dirname(from), decodeURI(path));
