@@ -12,8 +12,13 @@ const { client, admin } = await startDynalite([[TABLE, 'pk']]);
 
 // Every store reads this clock: lease and retention tests move it instead of sleeping.
 let now = Date.now();
+// dynalite answers in this test's own event loop: the races put 80 conditional writes in flight at
+// once, and on a loaded 2-core host the last answer came after the store's 2 s default (stop 66's
+// CI). The emulator's speed is not what conformance checks, so it gets a longer wait; the timeout
+// itself is tested in store-dynamodb-paths.test.ts.
+const EMULATOR_TIMEOUT_MS = 15_000;
 storeConformance('dynamodb (dynalite)', {
-  make: () => dynamoStore({ table: TABLE, client: client(), prefix: 'conf:', now: () => now }),
+  make: () => dynamoStore({ table: TABLE, client: client(), prefix: 'conf:', now: () => now, timeoutMs: EMULATOR_TIMEOUT_MS }),
   shared: true,
   advance: (ms) => {
     now += ms;
@@ -57,7 +62,7 @@ describe('dynamodb store specifics', () => {
       createReceiver({
         secret: 'whsec_dynamo',
         logger: { warn() {}, error() {} },
-        store: dynamoStore({ table: TABLE, client: client() }),
+        store: dynamoStore({ table: TABLE, client: client(), timeoutMs: EMULATOR_TIMEOUT_MS }),
       }).on('payment.success', async () => {
         runs++;
         await new Promise((r) => setTimeout(r, 20));

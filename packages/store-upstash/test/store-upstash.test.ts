@@ -21,8 +21,10 @@ describe.skipIf(!url)('upstash', () => {
   });
   afterAll(() => bridge?.close());
 
+  // The bridge answers in this test's own event loop, as dynalite does for the DynamoDB store: the
+  // races' bursts may outlast the 2 s default on a loaded host, which is not what conformance checks.
   storeConformance('upstash (REST, over a real Redis)', {
-    make: () => upstashStore({ url: bridge.url, token: bridge.token, prefix: 'payhook-test:', retentionMs: 3_600_000 }),
+    make: () => upstashStore({ url: bridge.url, token: bridge.token, prefix: 'payhook-test:', retentionMs: 3_600_000, timeoutMs: 15_000 }),
     shared: true,
   });
 
